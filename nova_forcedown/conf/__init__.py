@@ -1,0 +1,49 @@
+"""Configuration: a private ConfigOpts built at start-up and in every test.
+
+Nothing in the package reads a global CONF; callers build one with
+:func:`make_conf` and pass it down.
+"""
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from nova_forcedown.conf import api
+from nova_forcedown.conf import database
+from nova_forcedown.conf import default
+from nova_forcedown.conf import opts
+from nova_forcedown.conf import wsgi
+
+_GROUP_MODULES = (default, database, api, wsgi)
+
+PROJECT = 'nova_forcedown'
+
+
+def register_opts(conf):
+    for module in _GROUP_MODULES:
+        module.register_opts(conf)
+
+
+def make_conf(args=None, default_config_files=None, default_config_dirs=None,
+              register_cli=(), validate=True):
+    """Build, parse and validate a private ConfigOpts.
+
+    ``args`` are command-line arguments (``--config-file`` and friends);
+    ``None`` reads ``sys.argv``. ``register_cli`` are a command's own
+    command-line options. Invalid values raise ``cfg.Error`` naming the option.
+    """
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    logging.register_options(conf)
+    conf.register_cli_opts(register_cli)
+    conf(args, project=PROJECT,
+         default_config_files=default_config_files,
+         default_config_dirs=default_config_dirs)
+    if validate:
+        # Reading every option makes a bad value in a file fail here, with
+        # the option's name, rather than at first use.
+        for group, group_opts in opts.list_opts():
+            section = conf if group == 'DEFAULT' else conf[group]
+            for opt in group_opts:
+                getattr(section, opt.dest)
+        default.check_service_down_time(conf)
+    return conf

@@ -1,0 +1,52 @@
+"""[DEFAULT] options: liveness, zones and paths."""
+
+import os
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_OPTS = [
+    cfg.StrOpt('state_path',
+               default=os.path.join(os.path.expanduser('~'), '.local',
+                                    'share', 'nova_forcedown'),
+               sample_default='$HOME/.local/share/nova_forcedown',
+               help='Directory where the service keeps its state, such as '
+                    'the default SQLite database.'),
+    cfg.IntOpt('report_interval', default=10, min=1,
+               help='Seconds between two heartbeats of a service.'),
+    cfg.IntOpt('service_down_time', default=60, min=1,
+               help='Seconds without a heartbeat after which a service is '
+                    'reported down. It must be larger than report_interval; '
+                    'otherwise it is raised to 2.5 times report_interval.'),
+    cfg.StrOpt('servicegroup_driver', default='db',
+               help='Servicegroup driver deciding liveness, by name in the '
+                    'nova_forcedown.servicegroup.drivers namespace.'),
+    cfg.StrOpt('default_availability_zone', default='nova',
+               help='Zone of a compute service whose agent reports none.'),
+    cfg.StrOpt('internal_service_availability_zone', default='internal',
+               help='Zone of every service that is not nova-compute.'),
+    cfg.StrOpt('host', default=os.uname().nodename,
+               sample_default='<current hostname>',
+               help='Name of this host, used by the compute agent.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(DEFAULT_OPTS)
+
+
+def check_service_down_time(conf):
+    """Raise service_down_time above report_interval, as Nova does."""
+    if conf.service_down_time <= conf.report_interval:
+        raised = int(conf.report_interval * 2.5)
+        LOG.warning('service_down_time (%(down)s) must be larger than '
+                    'report_interval (%(interval)s); using %(raised)s.',
+                    {'down': conf.service_down_time,
+                     'interval': conf.report_interval, 'raised': raised})
+        conf.set_override('service_down_time', raised)
+
+
+def list_opts():
+    return {'DEFAULT': DEFAULT_OPTS}

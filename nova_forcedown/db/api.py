@@ -1,0 +1,357 @@
+"""Query functions over one oslo.db transaction context.
+
+Every function takes the request context first and runs inside a reader or
+writer transaction of :data:`context_manager`. Writes that must touch exactly
+one row check the row count. Listings are one query, never one per row.
+"""
+
+import os
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import enginefacade
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from nova_forcedown.db import models
+from nova_forcedown import exception
+
+context_manager = enginefacade.transaction_context()
+
+# Retry deadlocks and lost connections a few times before failing a request.
+retry_on_deadlock = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_on_deadlock=True, retry_interval=0.05,
+    inc_retry_interval=True, max_retry_interval=0.5)
+
+COMPUTE_BINARY = 'nova-compute'
+
+
+def configure(conf):
+    """Point the transaction context at ``conf.database``.
+
+    The directory of an SQLite file is created when missing, so the default
+    database under ``state_path`` works on a fresh machine.
+    """
+    settings = _database_settings(conf)
+    _ensure_sqlite_directory(settings.get('connection'))
+    context_manager.configure(**settings)
+
+
+def _ensure_sqlite_directory(url):
+    if not url:
+        return
+    url = sa.engine.make_url(url)
+    if url.get_backend_name() == 'sqlite' and url.database not in (
+            None, '', ':memory:'):
+        os.makedirs(os.path.dirname(os.path.abspath(url.database)),
+                    exist_ok=True)
+
+
+def _database_settings(conf):
+    settings = dict(conf.database.items())
+    settings.pop('sync_on_startup', None)
+    # The option names of oslo.db that enginefacade does not know.
+    for key in ('backend', 'use_db_reconnect', 'db_retry_interval',
+                'db_inc_retry_interval', 'db_max_retry_interval',
+                'db_max_retries', 'use_tpool'):
+        settings.pop(key, None)
+    return settings
+
+
+def get_engine():
+    return context_manager.writer.get_engine()
+
+
+def _not_deleted(model):
+    return model.deleted == 0
+
+
+# ---------------------------------------------------------------- services
+
+@context_manager.writer
+def service_create(context, values):
+    service = models.Service()
+    service.update(values)
+    try:
+        service.save(context.session)
+    except db_exc.DBDuplicateEntry:
+        raise exception.ServiceExists(host=values.get('host'),
+                                      binary=values.get('binary'))
+    return service
+
+
+def _service_query(context):
+    return sa.select(models.Service).where(_not_deleted(models.Service))
+
+
+@context_manager.reader
+def service_get(context, service_id):
+    row = context.session.scalars(
+        _service_query(context).where(models.Service.id == service_id)
+    ).first()
+    if row is None:
+        raise exception.ServiceNotFound(service_id=service_id)
+    return row
+
+
+@context_manager.reader
+def service_get_by_uuid(context, service_uuid):
+    row = context.session.scalars(
+        _service_query(context).where(models.Service.uuid == service_uuid)
+    ).first()
+    if row is None:
+        raise exception.ServiceNotFound(service_id=service_uuid)
+    return row
+
+
+@context_manager.reader
+def service_get_by_host_and_binary(context, host, binary):
+    row = context.session.scalars(
+        _service_query(context).where(models.Service.host == host,
+                                      models.Service.binary == binary)
+    ).first()
+    if row is None:
+        raise exception.HostBinaryNotFound(host=host, binary=binary)
+    return row
+
+
+@context_manager.reader
+def service_host_exists(context, host):
+    """Whether any live service runs on ``host`` (our "host mapping")."""
+    query = sa.select(models.Service.id).where(
+        _not_deleted(models.Service), models.Service.host == host).limit(1)
+    return context.session.execute(query).first() is not None
+
+
+@context_manager.reader
+def service_get_all(context, host=None, binary=None, exclude_binaries=()):
+    query = _service_query(context)
+    if host is not None:
+        query = query.where(models.Service.host == host)
+    if binary is not None:
+        query = query.where(models.Service.binary == binary)
+    if exclude_binaries:
+        query = query.where(models.Service.binary.not_in(exclude_binaries))
+    return context.session.scalars(query.order_by(models.Service.id)).all()
+
+
+@retry_on_deadlock
+@context_manager.writer
+def service_update(context, service_id, values):
+    """Write ``values`` to one live service row in one UPDATE.
+
+    A new report_count is a heartbeat, so last_seen_up moves with it, as in
+    Nova. Returns the values written, ``updated_at`` included.
+    """
+    now = timeutils.utcnow()
+    values = dict(values, updated_at=now)
+    if 'report_count' in values and 'last_seen_up' not in values:
+        values['last_seen_up'] = now
+    result = context.session.execute(
+        sa.update(models.Service)
+        .where(models.Service.id == service_id, _not_deleted(models.Service))
+        .values(**values))
+    if result.rowcount != 1:
+        raise exception.ServiceNotFound(service_id=service_id)
+    return values
+
+
+@retry_on_deadlock
+@context_manager.writer
+def service_report_state(context, service_id):
+    """Record a heartbeat: bump report_count and last_seen_up, nothing else.
+
+    The increment happens in SQL, so concurrent heartbeats and admin writes
+    never undo each other. Returns the heartbeat values and the admin flags
+    as now stored, so the caller learns of a force-down.
+    """
+    now = timeutils.utcnow()
+    service = models.Service
+    update = (sa.update(service)
+              .where(service.id == service_id, _not_deleted(service))
+              .values(report_count=service.report_count + 1,
+                      last_seen_up=now, updated_at=now))
+    returned = (service.report_count, service.forced_down, service.disabled)
+    if context.session.bind.dialect.update_returning:
+        row = context.session.execute(update.returning(*returned)).first()
+    else:
+        result = context.session.execute(update)
+        row = None if result.rowcount != 1 else context.session.execute(
+            sa.select(*returned).where(service.id == service_id)).first()
+    if row is None:
+        raise exception.ServiceNotFound(service_id=service_id)
+    return {'report_count': row[0], 'forced_down': bool(row[1]),
+            'disabled': bool(row[2]), 'last_seen_up': now, 'updated_at': now}
+
+
+@context_manager.reader
+def service_has_instances(context, host):
+    query = sa.select(models.Instance.id).where(
+        _not_deleted(models.Instance), models.Instance.host == host).limit(1)
+    return context.session.execute(query).first() is not None
+
+
+@retry_on_deadlock
+@context_manager.writer
+def service_destroy(context, service_id):
+    """Soft-delete a service and, for a compute, its compute nodes.
+
+    Refuses (409) to delete a compute service whose host has instances.
+    """
+    service = service_get(context, service_id)
+    now = timeutils.utcnow()
+    if service.binary == COMPUTE_BINARY:
+        if service_has_instances(context, service.host):
+            raise exception.ServiceHostsInstances()
+        context.session.execute(
+            sa.update(models.ComputeNode)
+            .where(_not_deleted(models.ComputeNode),
+                   sa.or_(models.ComputeNode.service_id == service.id,
+                          models.ComputeNode.host == service.host))
+            .values(deleted=models.ComputeNode.id, deleted_at=now))
+    result = context.session.execute(
+        sa.update(models.Service)
+        .where(models.Service.id == service.id, _not_deleted(models.Service))
+        .values(deleted=models.Service.id, deleted_at=now))
+    if result.rowcount != 1:
+        raise exception.ServiceNotFound(service_id=service_id)
+
+
+# ----------------------------------------------------------- compute nodes
+
+@context_manager.writer
+def compute_node_create(context, values):
+    node = models.ComputeNode()
+    node.update(values)
+    node.save(context.session)
+    return node
+
+
+@retry_on_deadlock
+@context_manager.writer
+def compute_node_update(context, node_id, values):
+    values = dict(values, updated_at=timeutils.utcnow())
+    result = context.session.execute(
+        sa.update(models.ComputeNode)
+        .where(models.ComputeNode.id == node_id,
+               _not_deleted(models.ComputeNode))
+        .values(**values))
+    if result.rowcount != 1:
+        raise exception.ComputeNodeNotFound(id=node_id)
+    return values
+
+
+def _node_with_service_query():
+    """Compute nodes joined with the live nova-compute service of their host.
+
+    Nodes whose service is gone are left out, as Nova skips them.
+    """
+    service = models.Service
+    node = models.ComputeNode
+    return (sa.select(node, service)
+            .join(service, sa.and_(
+                _not_deleted(service),
+                service.binary == COMPUTE_BINARY,
+                sa.or_(service.id == node.service_id,
+                       sa.and_(node.service_id.is_(None),
+                               service.host == node.host))))
+            .where(_not_deleted(node)))
+
+
+@context_manager.reader
+def compute_node_get_all_with_service(context, limit=None, marker_id=None,
+                                      hostname_pattern=None):
+    """List (node, service) pairs in id order, paged or matched by name.
+
+    ``hostname_pattern`` is a substring: SQL LIKE wildcards in it are
+    escaped, so ``_`` and ``%`` match only themselves.
+    """
+    query = _node_with_service_query()
+    if marker_id is not None:
+        query = query.where(models.ComputeNode.id > marker_id)
+    if hostname_pattern is not None:
+        query = query.where(models.ComputeNode.hypervisor_hostname.contains(
+            hostname_pattern, autoescape=True))
+    query = query.order_by(models.ComputeNode.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return context.session.execute(query).all()
+
+
+@context_manager.reader
+def compute_node_get_with_service(context, node_id=None, node_uuid=None):
+    query = _node_with_service_query()
+    if node_uuid is not None:
+        query = query.where(models.ComputeNode.uuid == node_uuid)
+    else:
+        query = query.where(models.ComputeNode.id == node_id)
+    row = context.session.execute(query).first()
+    if row is None:
+        raise exception.ComputeNodeNotFound(
+            id=node_uuid if node_uuid is not None else node_id)
+    return row
+
+
+@context_manager.reader
+def compute_node_get_by_uuid_or_id(context, node_id=None, node_uuid=None):
+    """A live node by id or uuid, with or without a service."""
+    query = sa.select(models.ComputeNode).where(
+        _not_deleted(models.ComputeNode))
+    if node_uuid is not None:
+        query = query.where(models.ComputeNode.uuid == node_uuid)
+    else:
+        query = query.where(models.ComputeNode.id == node_id)
+    row = context.session.scalars(query).first()
+    if row is None:
+        raise exception.ComputeNodeNotFound(
+            id=node_uuid if node_uuid is not None else node_id)
+    return row
+
+
+@context_manager.reader
+def compute_node_get_all_by_host(context, host):
+    query = sa.select(models.ComputeNode).where(
+        _not_deleted(models.ComputeNode), models.ComputeNode.host == host)
+    return context.session.scalars(
+        query.order_by(models.ComputeNode.id)).all()
+
+
+_STATISTICS_COLUMNS = (
+    'vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
+    'local_gb_used', 'free_ram_mb', 'free_disk_gb', 'current_workload',
+    'running_vms', 'disk_available_least')
+
+
+@context_manager.reader
+def compute_node_statistics(context):
+    """Sums over nodes whose nova-compute service is enabled."""
+    node = models.ComputeNode
+    sums = [sa.func.coalesce(sa.func.sum(getattr(node, column)), 0)
+            for column in _STATISTICS_COLUMNS]
+    query = (_node_with_service_query()
+             .where(models.Service.disabled == sa.false())
+             .with_only_columns(sa.func.count(node.id), *sums))
+    row = context.session.execute(query).one()
+    return dict(zip(('count',) + _STATISTICS_COLUMNS,
+                    (int(value) for value in row)))
+
+
+# -------------------------------------------------------------- instances
+
+@context_manager.writer
+def instance_create(context, values):
+    instance = models.Instance()
+    instance.update(values)
+    instance.save(context.session)
+    return instance
+
+
+@context_manager.reader
+def instance_get_all_by_hosts(context, hosts):
+    """Live instances on any of ``hosts``, in one query."""
+    if not hosts:
+        return []
+    query = sa.select(models.Instance).where(
+        _not_deleted(models.Instance),
+        models.Instance.host.in_(sorted(set(hosts))))
+    return context.session.scalars(query.order_by(models.Instance.id)).all()

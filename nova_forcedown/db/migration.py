@@ -1,0 +1,64 @@
+"""Schema migrations with alembic: sync, version, and the migrated check."""
+
+import os
+
+from alembic import command as alembic_command
+from alembic import config as alembic_config
+from alembic import migration as alembic_migration
+from alembic import script as alembic_script
+import sqlalchemy as sa
+
+from nova_forcedown.db import api as db_api
+from nova_forcedown import exception
+
+MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), 'migrations')
+
+
+def _alembic_config(connection):
+    config = alembic_config.Config()
+    config.set_main_option('script_location', MIGRATIONS_DIR)
+    config.attributes['connection'] = connection
+    return config
+
+
+def head_revision():
+    config = alembic_config.Config()
+    config.set_main_option('script_location', MIGRATIONS_DIR)
+    scripts = alembic_script.ScriptDirectory.from_config(config)
+    return scripts.get_current_head()
+
+
+def db_sync(engine=None, revision='head'):
+    """Upgrade the schema to ``revision``; a no-op when already there."""
+    engine = engine or db_api.get_engine()
+    with engine.begin() as connection:
+        alembic_command.upgrade(_alembic_config(connection), revision)
+
+
+def db_version(engine=None):
+    """The revision the database is at, or None for an empty database."""
+    engine = engine or db_api.get_engine()
+    with engine.connect() as connection:
+        context = alembic_migration.MigrationContext.configure(connection)
+        return context.get_current_revision()
+
+
+def check_migrated(engine=None):
+    """Raise DatabaseNotMigrated unless the schema is at the head revision."""
+    engine = engine or db_api.get_engine()
+    url = engine.url.render_as_string(hide_password=True)
+    try:
+        current = db_version(engine)
+    except sa.exc.OperationalError as exc:
+        raise exception.DatabaseUnavailable(reason=_first_line(exc))
+    if current is None:
+        raise exception.DatabaseNotMigrated(url=url, reason='empty database')
+    head = head_revision()
+    if current != head:
+        raise exception.DatabaseNotMigrated(
+            url=url, reason='at revision %s, code expects %s' % (current,
+                                                                 head))
+
+
+def _first_line(exc):
+    return str(getattr(exc, 'orig', exc)).strip().splitlines()[0]

@@ -1,0 +1,84 @@
+"""SQLAlchemy models of the current schema (migrations build the same)."""
+
+from oslo_db.sqlalchemy import models
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+
+class Base(models.TimestampMixin, models.SoftDeleteMixin, models.ModelBase,
+           orm.DeclarativeBase):
+    pass
+
+
+class Service(Base):
+    __tablename__ = 'services'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'binary', 'deleted',
+                            name='uniq_services0host0binary0deleted'),
+        sa.UniqueConstraint('uuid', name='uniq_services0uuid'),
+        sa.Index('services_binary_deleted_idx', 'binary', 'deleted'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    binary = sa.Column(sa.String(255), nullable=False)
+    topic = sa.Column(sa.String(255), nullable=True)
+    report_count = sa.Column(sa.Integer, nullable=False, default=0)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    disabled_reason = sa.Column(sa.String(255), nullable=True)
+    last_seen_up = sa.Column(sa.DateTime, nullable=True)
+    forced_down = sa.Column(sa.Boolean, nullable=False, default=False,
+                            server_default=sa.false())
+    version = sa.Column(sa.Integer, nullable=False, default=0)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+
+
+class ComputeNode(Base):
+    __tablename__ = 'compute_nodes'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_compute_nodes0uuid'),
+        sa.Index('compute_nodes_service_id_idx', 'service_id'),
+        sa.Index('compute_nodes_host_deleted_idx', 'host', 'deleted'),
+        sa.Index('compute_nodes_hypervisor_hostname_idx',
+                 'hypervisor_hostname'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    service_id = sa.Column(sa.Integer, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    hypervisor_hostname = sa.Column(sa.String(255), nullable=True)
+    hypervisor_type = sa.Column(sa.String(255), nullable=False)
+    hypervisor_version = sa.Column(sa.Integer, nullable=False)
+    host_ip = sa.Column(sa.String(39), nullable=True)
+    cpu_info = sa.Column(sa.Text, nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    local_gb = sa.Column(sa.Integer, nullable=False)
+    vcpus_used = sa.Column(sa.Integer, nullable=False)
+    memory_mb_used = sa.Column(sa.Integer, nullable=False)
+    local_gb_used = sa.Column(sa.Integer, nullable=False)
+    free_ram_mb = sa.Column(sa.Integer, nullable=True)
+    free_disk_gb = sa.Column(sa.Integer, nullable=True)
+    current_workload = sa.Column(sa.Integer, nullable=True)
+    running_vms = sa.Column(sa.Integer, nullable=True)
+    disk_available_least = sa.Column(sa.Integer, nullable=True)
+    stats = sa.Column(sa.Text, nullable=True)
+
+
+class Instance(Base):
+    __tablename__ = 'instances'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
+        sa.Index('instances_host_deleted_idx', 'host', 'deleted'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    display_name = sa.Column(sa.String(255), nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    node = sa.Column(sa.String(255), nullable=True)
+    vm_state = sa.Column(sa.String(255), nullable=True)
+    power_state = sa.Column(sa.Integer, nullable=True)
+    task_state = sa.Column(sa.String(255), nullable=True)

@@ -1,0 +1,102 @@
+"""Domain errors: a message template and its keyword arguments, no HTTP.
+
+The API maps these classes to status codes in one place
+(:mod:`nova_forcedown.api.fault`).
+"""
+
+
+class NovaForcedownException(Exception):
+    msg_fmt = 'An unknown exception occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            message = self.msg_fmt % kwargs
+        super().__init__(message)
+
+    @property
+    def message(self):
+        return str(self)
+
+
+class NotFound(NovaForcedownException):
+    msg_fmt = 'Resource could not be found.'
+
+
+class Invalid(NovaForcedownException):
+    msg_fmt = 'Unacceptable parameters.'
+
+
+class Conflict(NovaForcedownException):
+    msg_fmt = 'Conflict.'
+
+
+class Forbidden(NovaForcedownException):
+    msg_fmt = 'Forbidden.'
+
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = "Policy doesn't allow %(action)s to be performed."
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(service_id)s could not be found.'
+
+
+class HostBinaryNotFound(NotFound):
+    msg_fmt = 'Could not find binary %(binary)s on host %(host)s.'
+
+
+class HostNotFound(NotFound):
+    msg_fmt = "Host '%(host)s' is not mapped to any cell"
+
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ComputeHostNotFoundByName(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ComputeNodeNotFound(NotFound):
+    msg_fmt = "Hypervisor with ID '%(id)s' could not be found."
+
+
+class HypervisorPatternNotFound(NotFound):
+    msg_fmt = "No hypervisor matching '%(pattern)s' could be found."
+
+
+class MarkerNotFound(Invalid):
+    msg_fmt = 'marker [%(marker)s] not found'
+
+
+class ServiceExists(Conflict):
+    msg_fmt = 'Service with host %(host)s binary %(binary)s exists.'
+
+
+class ServiceHostsInstances(Conflict):
+    msg_fmt = ('Unable to delete compute service that is hosting '
+               'instances. Migrate or delete the instances first.')
+
+
+class ServiceNotCompute(Invalid):
+    msg_fmt = ('Updating a %(binary)s service is not supported. Only '
+               'nova-compute services can be updated.')
+
+
+class ServiceUnavailable(NovaForcedownException):
+    msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
+
+
+class DatabaseUnavailable(NovaForcedownException):
+    msg_fmt = 'The database is unavailable: %(reason)s'
+
+
+class DatabaseNotMigrated(NovaForcedownException):
+    msg_fmt = ('The database at %(url)s is not migrated to the current '
+               'schema (%(reason)s): run nova-forcedown-manage db sync.')
+
+
+class ObjectActionError(NovaForcedownException):
+    msg_fmt = 'Object action %(action)s failed because: %(reason)s'

@@ -1,0 +1,130 @@
+"""Service: one running binary (nova-compute, nova-scheduler...) on a host."""
+
+from oslo_utils import versionutils
+from oslo_versionedobjects import base as ovo_base
+from oslo_versionedobjects import fields
+
+from nova_forcedown.db import api as db_api
+from nova_forcedown.objects import base
+
+COMPUTE_BINARY = db_api.COMPUTE_BINARY
+
+# Binaries that never heartbeat and so are hidden from service listings.
+API_BINARIES = ('nova-osapi_compute', 'nova-metadata')
+
+# Fields whose change an admin makes; a heartbeat never writes them.
+ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
+
+
+@base.ObjectRegistry.register
+class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
+    # Version 1.0: Initial version, before mark-host-down
+    # Version 1.1: Added forced_down
+    VERSION = '1.1'
+
+    fields = {
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(nullable=True),
+        'host': fields.StringField(),
+        'binary': fields.StringField(),
+        'topic': fields.StringField(nullable=True),
+        'report_count': fields.IntegerField(),
+        'disabled': fields.BooleanField(),
+        'disabled_reason': fields.StringField(nullable=True),
+        'last_seen_up': fields.DateTimeField(nullable=True),
+        'forced_down': fields.BooleanField(),
+        'version': fields.IntegerField(),
+        'availability_zone': fields.StringField(nullable=True),
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+        'deleted_at': fields.DateTimeField(nullable=True),
+        'deleted': fields.BooleanField(default=False),
+    }
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop('forced_down', None)
+
+    @staticmethod
+    def _from_db_object(context, service, db_service):
+        for field in service.fields:
+            value = getattr(db_service, field)
+            if field == 'deleted':
+                value = bool(value)
+            setattr(service, field, value)
+        service._context = context
+        service.obj_reset_changes()
+        return service
+
+    @property
+    def is_compute(self):
+        return self.binary == COMPUTE_BINARY
+
+    @classmethod
+    def get_by_id(cls, context, service_id):
+        return cls._from_db_object(context, cls(),
+                                   db_api.service_get(context, service_id))
+
+    @classmethod
+    def get_by_uuid(cls, context, service_uuid):
+        return cls._from_db_object(
+            context, cls(), db_api.service_get_by_uuid(context, service_uuid))
+
+    @classmethod
+    def get_by_host_and_binary(cls, context, host, binary):
+        return cls._from_db_object(
+            context, cls(),
+            db_api.service_get_by_host_and_binary(context, host, binary))
+
+    def create(self):
+        values = self.obj_get_changes()
+        db_service = db_api.service_create(self._context, values)
+        self._from_db_object(self._context, self, db_service)
+
+    def save(self):
+        """Write the changed fields, and only those, in one UPDATE.
+
+        A stale object therefore never undoes an admin's forced_down or
+        disabled written since it was loaded.
+        """
+        changes = self.obj_get_changes()
+        changes.pop('id', None)
+        if not changes:
+            return
+        written = db_api.service_update(self._context, self.id, changes)
+        for field, value in written.items():
+            setattr(self, field, value)
+        self.obj_reset_changes()
+
+    def record_heartbeat(self):
+        """Bump report_count and last_seen_up in the database, nothing else.
+
+        The admin flags come back with it, so the object shows the stored
+        forced_down and disabled afterwards.
+        """
+        stored = db_api.service_report_state(self._context, self.id)
+        for field, value in stored.items():
+            setattr(self, field, value)
+        self.obj_reset_changes(list(stored))
+
+    def destroy(self):
+        db_api.service_destroy(self._context, self.id)
+
+
+@base.ObjectRegistry.register
+class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = {
+        'objects': fields.ListOfObjectsField('Service'),
+    }
+
+    @classmethod
+    def get_all(cls, context, host=None, binary=None, include_api=True):
+        """Services, filtered by exact host and binary in SQL."""
+        db_services = db_api.service_get_all(
+            context, host=host, binary=binary,
+            exclude_binaries=() if include_api else API_BINARIES)
+        return base.list_from_db(cls, Service, context, db_services)

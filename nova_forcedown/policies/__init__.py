@@ -1,0 +1,17 @@
+"""Policy rules in code, one module per resource."""
+
+import itertools
+
+from nova_forcedown.policies import base
+from nova_forcedown.policies import extensions
+from nova_forcedown.policies import hypervisors
+from nova_forcedown.policies import services
+
+
+def list_rules():
+    return list(itertools.chain(
+        base.list_rules(),
+        extensions.list_rules(),
+        hypervisors.list_rules(),
+        services.list_rules(),
+    ))

@@ -1,0 +1,42 @@
+"""os-services rules, named as in Nova."""
+
+from oslo_policy import policy
+
+from nova_forcedown.policies import base
+
+BASE = 'os_compute_api:os-services:%s'
+LIST = BASE % 'list'
+UPDATE = BASE % 'update'
+DELETE = BASE % 'delete'
+
+_DEPRECATED = policy.DeprecatedRule(
+    'os_compute_api:os-services', 'rule:admin_api',
+    deprecated_reason=base.DEPRECATED_REASON, deprecated_since='21.0.0')
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name=LIST, check_str=base.ADMIN,
+        description='List all running compute services in a cloud.',
+        operations=[{'method': 'GET', 'path': '/os-services'}],
+        scope_types=['project'], deprecated_rule=_DEPRECATED),
+    policy.DocumentedRuleDefault(
+        name=UPDATE, check_str=base.ADMIN,
+        description='Enable, disable or force down a compute service.',
+        operations=[
+            {'method': 'PUT', 'path': '/os-services/enable'},
+            {'method': 'PUT', 'path': '/os-services/disable'},
+            {'method': 'PUT', 'path': '/os-services/disable-log-reason'},
+            {'method': 'PUT', 'path': '/os-services/force-down'},
+            {'method': 'PUT', 'path': '/os-services/{service_id}'},
+        ],
+        scope_types=['project'], deprecated_rule=_DEPRECATED),
+    policy.DocumentedRuleDefault(
+        name=DELETE, check_str=base.ADMIN,
+        description='Delete a compute service.',
+        operations=[{'method': 'DELETE', 'path': '/os-services/{service_id}'}],
+        scope_types=['project'], deprecated_rule=_DEPRECATED),
+]
+
+
+def list_rules():
+    return rules

@@ -1,0 +1,30 @@
+"""Servicegroup facade: liveness of services through a pluggable driver."""
+
+from stevedore import driver as stevedore_driver
+
+DRIVER_NAMESPACE = 'nova_forcedown.servicegroup.drivers'
+
+
+class API:
+    """Thin facade over the driver named by ``[DEFAULT] servicegroup_driver``.
+
+    A forced-down service is down whatever the driver says, so a driver that
+    forgets the flag still cannot report such a service up.
+    """
+
+    def __init__(self, conf):
+        self._driver = stevedore_driver.DriverManager(
+            DRIVER_NAMESPACE, conf.servicegroup_driver,
+            invoke_on_load=True, invoke_args=(conf,)).driver
+
+    def join(self, service):
+        """Start heartbeating ``service``; returns the heartbeat handle."""
+        return self._driver.join(service)
+
+    def service_is_up(self, service):
+        if service.forced_down:
+            return False
+        return self._driver.is_up(service)
+
+    def get_updated_time(self, service):
+        return self._driver.get_updated_time(service)

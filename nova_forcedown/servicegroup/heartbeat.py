@@ -1,0 +1,77 @@
+"""A background thread that reports services alive every interval."""
+
+import threading
+
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+
+from nova_forcedown import exception
+
+LOG = logging.getLogger(__name__)
+
+
+class Heartbeat:
+    """Call ``report(service)`` every ``interval`` seconds until stopped.
+
+    No failure of one tick stops the loop: a missing row, a database outage
+    or any other error is logged and the next tick tries again.
+    """
+
+    def __init__(self, report, services, interval, initial_delay=0):
+        self._report = report
+        self._services = list(services)
+        self._interval = interval
+        self._initial_delay = initial_delay
+        self._stopped = threading.Event()
+        self._failing = False
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='heartbeat')
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self, timeout=None):
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def wait(self, timeout=None):
+        self._thread.join(timeout)
+
+    def _run(self):
+        if self._stopped.wait(self._initial_delay):
+            return
+        while not self._stopped.is_set():
+            self.tick()
+            self._stopped.wait(self._interval)
+
+    def tick(self):
+        """Report every service once; returns True when all succeeded."""
+        ok = all([self._report_one(service) for service in self._services])
+        if ok and self._failing:
+            LOG.info('Recovered: heartbeats are reaching the database again.')
+        self._failing = not ok
+        return ok
+
+    def _report_one(self, service):
+        try:
+            self._report(service)
+        except exception.ServiceNotFound:
+            LOG.error('The services table record for host %(host)s binary '
+                      '%(binary)s is gone; it will not be recreated. Restart '
+                      'the agent to register the service again.',
+                      {'host': service.host, 'binary': service.binary})
+            return False
+        except (db_exc.DBConnectionError, db_exc.DBError) as exc:
+            LOG.warning('Heartbeat of %(host)s/%(binary)s failed, the '
+                        'database is unavailable (%(error)s); retrying.',
+                        {'host': service.host, 'binary': service.binary,
+                         'error': exc})
+            return False
+        except Exception:
+            LOG.exception('Unexpected error in the heartbeat of '
+                          '%(host)s/%(binary)s; retrying next interval.',
+                          {'host': service.host, 'binary': service.binary})
+            return False
+        return True
