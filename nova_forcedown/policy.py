@@ -28,9 +28,16 @@ class Authorizer:
         self.enforcer = make_enforcer(conf)
 
     def authorize(self, context, action, target, fatal=True):
-        return self.enforcer.authorize(
-            action, target, context, do_raise=fatal,
-            exc=exception.PolicyNotAuthorized, action=action)
+        try:
+            return self.enforcer.authorize(
+                action, target, context, do_raise=fatal,
+                exc=exception.PolicyNotAuthorized, action=action)
+        except policy.InvalidScope:
+            # A token of the wrong scope (e.g. system) is refused like any
+            # other failed check, as Nova does: 403, not an error.
+            if fatal:
+                raise exception.PolicyNotAuthorized(action=action)
+            return False
 
 
 def get_enforcer():

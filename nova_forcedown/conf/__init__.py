@@ -39,11 +39,17 @@ def make_conf(args=None, default_config_files=None, default_config_dirs=None,
          default_config_files=default_config_files,
          default_config_dirs=default_config_dirs)
     if validate:
-        # Reading every option makes a bad value in a file fail here, with
-        # the option's name, rather than at first use.
-        for group, group_opts in opts.list_opts():
-            section = conf if group == 'DEFAULT' else conf[group]
-            for opt in group_opts:
-                getattr(section, opt.dest)
-        default.check_service_down_time(conf)
+        validate_conf(conf)
     return conf
+
+
+def validate_conf(conf):
+    """Read every option, so a bad value fails now, naming the option.
+
+    Also raises service_down_time above report_interval when needed.
+    """
+    for group, group_opts in opts.list_opts():
+        section = conf if group == 'DEFAULT' else conf[group]
+        for opt in group_opts:
+            getattr(section, opt.dest)
+    default.check_service_down_time(conf)

@@ -15,6 +15,10 @@ API_OPTS = [
                     'pipeline of that name in api-paste.ini.'),
     cfg.StrOpt('http_basic_auth_user_file', default='/etc/htpasswd',
                help='htpasswd file used when auth_strategy is http_basic.'),
+    cfg.ListOpt('http_basic_admin_users', default=['admin'],
+                help='Users of the htpasswd file who are administrators '
+                     '(role admin); the others get roles member and '
+                     'reader.'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Largest number of items one listing page returns.'),
     cfg.ListOpt('disabled_extensions', default=[],

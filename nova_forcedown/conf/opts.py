@@ -1,5 +1,8 @@
 """Options for oslo-config-generator, listed explicitly."""
 
+from oslo_config import cfg
+from oslo_db import options as db_options
+
 from nova_forcedown.conf import api
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
@@ -14,6 +17,11 @@ def list_opts():
     return sorted(groups.items())
 
 
-def set_defaults(conf):
-    """Let the generator show the project's database default."""
-    database.register_opts(conf)
+def set_defaults():
+    """Let the generator show the project's database default.
+
+    oslo-config-generator calls this hook with no argument before it lists
+    the options, and prints the defaults of the option objects themselves.
+    """
+    cfg.set_defaults(db_options.database_opts,
+                     connection=database.DEFAULT_CONNECTION)

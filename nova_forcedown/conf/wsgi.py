@@ -13,6 +13,9 @@ WSGI_OPTS = [
     cfg.PortOpt('port', default=8774, help='Port the API server binds to.'),
     cfg.IntOpt('workers', default=1, min=1,
                help='Number of API worker processes.'),
+    cfg.IntOpt('threads', default=8, min=1,
+               help='Threads per API worker process, each serving one '
+                    'request at a time.'),
     cfg.IntOpt('max_request_body_size', default=114688, min=1,
                help='Largest request body in bytes; larger ones get 413.'),
 ]

@@ -25,6 +25,9 @@ retry_on_deadlock = oslo_db_api.wrap_db_retry(
 
 COMPUTE_BINARY = 'nova-compute'
 
+# Largest value of an integer primary key on every supported database.
+MAX_INTEGER_ID = 2 ** 31 - 1
+
 
 def configure(conf):
     """Point the transaction context at ``conf.database``.
@@ -43,8 +46,13 @@ def _ensure_sqlite_directory(url):
     url = sa.engine.make_url(url)
     if url.get_backend_name() == 'sqlite' and url.database not in (
             None, '', ':memory:'):
-        os.makedirs(os.path.dirname(os.path.abspath(url.database)),
-                    exist_ok=True)
+        directory = os.path.dirname(os.path.abspath(url.database))
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as exc:
+            raise exception.DatabaseUnavailable(
+                reason='cannot create the directory %s of the SQLite '
+                       'database: %s' % (directory, exc.strerror or exc))
 
 
 def _database_settings(conf):

@@ -138,8 +138,11 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
             if uuidutils.is_uuid_like(marker):
                 return db_api.compute_node_get_by_uuid_or_id(
                     context, node_uuid=marker).id
+            node_id = int(marker)
+            if not 0 <= node_id <= db_api.MAX_INTEGER_ID:
+                raise ValueError(marker)
             return db_api.compute_node_get_by_uuid_or_id(
-                context, node_id=int(marker)).id
+                context, node_id=node_id).id
         except (exception.ComputeNodeNotFound, ValueError):
             raise exception.MarkerNotFound(marker=marker)
 

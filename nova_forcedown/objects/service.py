@@ -1,5 +1,6 @@
 """Service: one running binary (nova-compute, nova-scheduler...) on a host."""
 
+from oslo_utils import uuidutils
 from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
@@ -79,6 +80,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     def create(self):
         values = self.obj_get_changes()
+        values.setdefault('uuid', uuidutils.generate_uuid())
         db_service = db_api.service_create(self._context, values)
         self._from_db_object(self._context, self, db_service)
 

@@ -17,9 +17,13 @@ class API:
             DRIVER_NAMESPACE, conf.servicegroup_driver,
             invoke_on_load=True, invoke_args=(conf,)).driver
 
-    def join(self, service):
-        """Start heartbeating ``service``; returns the heartbeat handle."""
-        return self._driver.join(service)
+    def join(self, *services):
+        """Start heartbeating ``services`` from one loop; returns its handle.
+
+        An agent that runs many hosts passes them all, so their heartbeats
+        share one thread and reach the database one after another.
+        """
+        return self._driver.join(*services)
 
     def service_is_up(self, service):
         if service.forced_down:

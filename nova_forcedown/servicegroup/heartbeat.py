@@ -4,10 +4,15 @@ import threading
 
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
 
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
+
+# What a database outage looks like: oslo.db's wrapped errors, and the
+# OperationalError (lock timeout, lost server) that oslo.db passes through.
+DATABASE_ERRORS = (db_exc.DBError, sa_exc.OperationalError)
 
 
 class Heartbeat:
@@ -23,7 +28,7 @@ class Heartbeat:
         self._interval = interval
         self._initial_delay = initial_delay
         self._stopped = threading.Event()
-        self._failing = False
+        self._database_down = False
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name='heartbeat')
 
@@ -47,11 +52,24 @@ class Heartbeat:
             self._stopped.wait(self._interval)
 
     def tick(self):
-        """Report every service once; returns True when all succeeded."""
-        ok = all([self._report_one(service) for service in self._services])
-        if ok and self._failing:
+        """Report every service once; returns True when all succeeded.
+
+        A database outage ends the tick at the first failure rather than
+        waiting out a timeout for every service of a many-host agent.
+        """
+        try:
+            ok = all([self._report_one(service)
+                      for service in self._services])
+        except DATABASE_ERRORS as exc:
+            LOG.warning('Heartbeats failed, the database is unavailable '
+                        '(%(error)s); retrying in %(interval)s s.',
+                        {'error': first_line(exc),
+                         'interval': self._interval})
+            self._database_down = True
+            return False
+        if self._database_down:
             LOG.info('Recovered: heartbeats are reaching the database again.')
-        self._failing = not ok
+            self._database_down = False
         return ok
 
     def _report_one(self, service):
@@ -63,15 +81,16 @@ class Heartbeat:
                       'the agent to register the service again.',
                       {'host': service.host, 'binary': service.binary})
             return False
-        except (db_exc.DBConnectionError, db_exc.DBError) as exc:
-            LOG.warning('Heartbeat of %(host)s/%(binary)s failed, the '
-                        'database is unavailable (%(error)s); retrying.',
-                        {'host': service.host, 'binary': service.binary,
-                         'error': exc})
-            return False
+        except DATABASE_ERRORS:
+            raise
         except Exception:
             LOG.exception('Unexpected error in the heartbeat of '
                           '%(host)s/%(binary)s; retrying next interval.',
                           {'host': service.host, 'binary': service.binary})
             return False
         return True
+
+
+def first_line(exc):
+    text = str(getattr(exc, 'inner_exception', None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -7,6 +7,7 @@ when the server is absent, unless NOVA_FORCEDOWN_REQUIRE_DATABASES is set
 (as CI does), in which case they fail.
 """
 
+import contextlib
 import os
 
 import fixtures
@@ -20,6 +21,9 @@ from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown.db import models
 from nova_forcedown import objects
+from nova_forcedown.objects import compute_node as compute_node_obj
+from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import service as service_obj
 
 objects.register_all()
 
@@ -41,12 +45,17 @@ class ConfFixture(fixtures.Fixture):
         self.addCleanup(self.conf.reset)
 
 
-class _ProjectSchema(test_fixtures.GeneratesSchemaFromMigrations,
-                     test_fixtures.DeletesFromSchema):
-    """Schema from our alembic migrations, rows wiped between tests."""
+class _ProjectFacade:
+    """Point oslo.db's fixtures at the project's transaction context."""
 
     def get_enginefacade(self):
         return db_api.context_manager
+
+
+class _ProjectSchema(_ProjectFacade,
+                     test_fixtures.GeneratesSchemaFromMigrations,
+                     test_fixtures.DeletesFromSchema):
+    """Schema from our alembic migrations, rows wiped between tests."""
 
     def generate_schema_migrations(self, engine):
         migration.db_sync(engine)
@@ -68,6 +77,31 @@ class PostgresqlFixture(_ProjectSchema,
 
 class MySQLFixture(_ProjectSchema, test_fixtures.MySQLOpportunisticFixture):
     pass
+
+
+class EmptySqliteFixture(_ProjectFacade,
+                         test_fixtures.OpportunisticDbFixture):
+    """An empty database, dropped after each test: for migration tests."""
+
+    DRIVER = 'sqlite'
+
+
+class EmptyPostgresqlFixture(_ProjectFacade,
+                             test_fixtures.PostgresqlOpportunisticFixture):
+    pass
+
+
+class EmptyMySQLFixture(_ProjectFacade,
+                        test_fixtures.MySQLOpportunisticFixture):
+    pass
+
+
+MIGRATED_FIXTURES = (('Sqlite', SqliteFixture),
+                     ('PostgreSQL', PostgresqlFixture),
+                     ('MySQL', MySQLFixture))
+EMPTY_FIXTURES = (('Sqlite', EmptySqliteFixture),
+                  ('PostgreSQL', EmptyPostgresqlFixture),
+                  ('MySQL', EmptyMySQLFixture))
 
 
 class DbTestCase(test_fixtures.OpportunisticDBTestMixin, base.BaseTestCase):
@@ -95,32 +129,96 @@ class MySQLMixin:
     FIXTURE = MySQLFixture
 
 
-def backend_test_cases(test_mixin, module_globals):
+def backend_test_cases(test_mixin, module_globals,
+                       backend_fixtures=MIGRATED_FIXTURES):
     """Define ``<Mixin>Sqlite``, ``...PostgreSQL`` and ``...MySQL`` cases.
 
     ``test_mixin`` holds the tests; each generated class runs them on one
-    backend. Call it at module level with ``globals()``.
+    backend, migrated to head unless ``backend_fixtures`` is
+    :data:`EMPTY_FIXTURES`. Call it at module level with ``globals()``.
     """
     base_name = test_mixin.__name__.replace('Mixin', '').rstrip('_')
-    for suffix, bases in (('Sqlite', (DbTestCase,)),
-                          ('PostgreSQL', (PostgresqlMixin, DbTestCase)),
-                          ('MySQL', (MySQLMixin, DbTestCase))):
+    for suffix, fixture in backend_fixtures:
         name = base_name + suffix
-        cls = type(name, (test_mixin,) + bases,
-                   {'__module__': module_globals['__name__']})
+        cls = type(name, (test_mixin, DbTestCase),
+                   {'__module__': module_globals['__name__'],
+                    'FIXTURE': fixture})
         module_globals[name] = cls
+
+
+_TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT',
+                        'RELEASE')
 
 
 def count_statements(engine):
     """Fixture-free counter of SQL statements run on ``engine``.
 
-    Returns a list that grows by one per statement; detach with
-    ``sa.event.remove(engine, 'before_cursor_execute', listener)``.
+    Returns a list that grows by one per statement and the listener; detach
+    with ``sa.event.remove(engine, 'before_cursor_execute', listener)``.
+    Transaction control (the BEGIN that oslo.db emits itself on SQLite) is
+    not counted, so counts are the same on every backend.
     """
     statements = []
 
     def listener(conn, cursor, statement, parameters, context, executemany):
-        statements.append(statement)
+        if not statement.lstrip().upper().startswith(_TRANSACTION_CONTROL):
+            statements.append(statement)
 
     sa.event.listen(engine, 'before_cursor_execute', listener)
     return statements, listener
+
+
+@contextlib.contextmanager
+def recorded_statements(engine):
+    """``with recorded_statements(engine) as statements:`` lists the SQL."""
+    statements, listener = count_statements(engine)
+    try:
+        yield statements
+    finally:
+        sa.event.remove(engine, 'before_cursor_execute', listener)
+
+
+# ------------------------------------------------------ rows for db tests
+
+def create_service(ctxt, host='compute1', binary='nova-compute', **fields):
+    """A live service row through the Service object, as agents make them."""
+    values = dict(topic='compute' if binary == 'nova-compute' else 'other',
+                  report_count=0, disabled=False, forced_down=False,
+                  version=1)
+    values.update(fields)
+    service = service_obj.Service(ctxt, host=host, binary=binary, **values)
+    service.create()
+    return service
+
+
+def create_compute_node(ctxt, service=None, hostname='node1', **fields):
+    """A compute node of ``service`` (or of no service) with small sizes."""
+    values = dict(
+        service_id=service.id if service is not None else None,
+        host=service.host if service is not None else None,
+        hypervisor_hostname=hostname, hypervisor_type='QEMU',
+        hypervisor_version=8002000, host_ip='192.0.2.10', cpu_info='{}',
+        vcpus=8, memory_mb=16384, local_gb=100, vcpus_used=2,
+        memory_mb_used=4096, local_gb_used=10, free_ram_mb=12288,
+        free_disk_gb=90, current_workload=0, running_vms=1,
+        disk_available_least=80)
+    values.update(fields)
+    node = compute_node_obj.ComputeNode(ctxt, **values)
+    node.create()
+    return node
+
+
+def create_instance(ctxt, host, name='server', **fields):
+    instance = instance_obj.Instance(ctxt, host=host, node=host,
+                                     display_name=name, vm_state='active',
+                                     **fields)
+    instance.create()
+    return instance
+
+
+def soft_delete_row(engine, model, row_id):
+    """Soft-delete one row behind the objects' back, as another API would."""
+    with engine.begin() as connection:
+        connection.execute(
+            sa.update(model).where(model.id == row_id)
+            .values(deleted=row_id, deleted_at=sa.func.now()))

@@ -6,8 +6,8 @@ import abc
 class Driver(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
-    def join(self, service):
-        """Start reporting ``service`` alive; return a handle with stop()."""
+    def join(self, *services):
+        """Start reporting ``services`` alive; return a handle with stop()."""
 
     @abc.abstractmethod
     def is_up(self, service):

@@ -15,9 +15,9 @@ class DbDriver(base.Driver):
         self._report_interval = conf.report_interval
         self._service_down_time = conf.service_down_time
 
-    def join(self, service):
-        """Heartbeat ``service`` every report_interval from a thread."""
-        return heartbeat.Heartbeat(self.report_state, [service],
+    def join(self, *services):
+        """Heartbeat ``services`` every report_interval from one thread."""
+        return heartbeat.Heartbeat(self.report_state, services,
                                    self._report_interval).start()
 
     @staticmethod
