@@ -1,0 +1,189 @@
+"""os-services: list, enable/disable, force-down, update by UUID, delete."""
+
+from oslo_utils import uuidutils
+import webob.exc
+
+from nova_forcedown.api import request as api_request
+from nova_forcedown.api.schemas import services as schemas
+from nova_forcedown.api import validation
+from nova_forcedown.api.views import services as views
+from nova_forcedown.db import api as db_api
+from nova_forcedown import exception
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown.policies import services as policies
+
+
+def list_services(req):
+    schema = (schemas.INDEX_QUERY_V275 if req.version.matches('2.75')
+              else schemas.INDEX_QUERY)
+    params = validation.query(req, schema)
+    req.context.can(policies.LIST)
+    services = service_obj.ServiceList.get_all(
+        req.context, host=validation.last(params, 'host') or None,
+        binary=validation.last(params, 'binary') or None, include_api=False)
+    conf = req.app.conf
+    return api_request.json_response({'services': [
+        views.service(service, req.is_up(service), req.version, conf)
+        for service in services]})
+
+
+def update_service(req):
+    """PUT /os-services/{id}: an action name before 2.53, a UUID after."""
+    if req.version.matches('2.53'):
+        return _update_by_uuid(req)
+    return _update_by_action(req)
+
+
+def delete_service(req):
+    req.context.can(policies.DELETE)
+    service = _service_to_delete(req, req.urlvars['id'])
+    service.destroy()
+    return api_request.empty_response()
+
+
+ROUTES = {
+    '/os-services': {'GET': list_services},
+    '/os-services/{id}': {'PUT': update_service, 'DELETE': delete_service},
+}
+
+
+# -------------------------------------------- 2.1 - 2.52: host and binary
+
+def _update_by_action(req):
+    schema = (schemas.UPDATE_BY_ACTION_V211 if req.version.matches('2.11')
+              else schemas.UPDATE_BY_ACTION)
+    body = validation.body(req, schema)
+    req.context.can(policies.UPDATE)
+    actions = {'enable': _enable, 'disable': _disable,
+               'disable-log-reason': _disable_log_reason}
+    if req.version.matches('2.11'):
+        actions['force-down'] = _force_down
+    action = actions.get(req.urlvars['id'])
+    if action is None:
+        raise webob.exc.HTTPNotFound(explanation='Unknown action')
+    return action(req, body)
+
+
+def _enable(req, body):
+    service = _compute_by_host(req.context, body['host'], body['binary'])
+    service.disabled = False
+    service.disabled_reason = None
+    service.save()
+    return _action_response(body, status='enabled')
+
+
+def _disable(req, body):
+    service = _compute_by_host(req.context, body['host'], body['binary'])
+    service.disabled = True
+    service.disabled_reason = None
+    service.save()
+    return _action_response(body, status='disabled')
+
+
+def _disable_log_reason(req, body):
+    reason = body.get('disabled_reason')
+    if reason is None:
+        raise webob.exc.HTTPBadRequest(
+            explanation='Missing disabled reason field')
+    service = _compute_by_host(req.context, body['host'], body['binary'])
+    service.disabled = True
+    service.disabled_reason = reason
+    service.save()
+    return _action_response(body, status='disabled', disabled_reason=reason)
+
+
+def _force_down(req, body):
+    if 'forced_down' not in body:
+        raise webob.exc.HTTPBadRequest(
+            explanation='Missing forced_down field')
+    forced_down = validation.to_bool(body['forced_down'])
+    service = _compute_by_host(req.context, body['host'], body['binary'])
+    service.forced_down = forced_down
+    service.save()
+    return _action_response(body, forced_down=forced_down)
+
+
+def _action_response(body, **fields):
+    """The legacy actions echo the request, not the stored row."""
+    view = {'host': body['host'], 'binary': body['binary']}
+    view.update({key: value for key, value in fields.items()
+                 if value is not None})
+    return api_request.json_response({'service': view})
+
+
+def _compute_by_host(context, host, binary):
+    """The nova-compute service of ``host``, checked as Nova checks it."""
+    if binary != db_api.COMPUTE_BINARY:
+        raise exception.ServiceNotCompute(binary=binary)
+    try:
+        return service_obj.Service.get_by_host_and_binary(
+            context, host, binary)
+    except exception.HostBinaryNotFound:
+        if not db_api.service_host_exists(context, host):
+            raise exception.HostNotFound(host=host)
+        raise
+
+
+# ---------------------------------------------------- 2.53 and later: UUID
+
+def _update_by_uuid(req):
+    body = validation.body(req, schemas.UPDATE_V253)
+    service_id = req.urlvars['id']
+    _require_uuid(service_id)
+    req.context.can(policies.UPDATE)
+    service = service_obj.Service.get_by_uuid(req.context, service_id)
+    if not service.is_compute:
+        raise exception.ServiceNotCompute(binary=service.binary)
+    if not _apply_update(service, body):
+        raise webob.exc.HTTPBadRequest(explanation=(
+            "No updates were requested. Fields 'status' or 'forced_down' "
+            "should be specified."))
+    service.save()
+    return api_request.json_response({'service': views.service(
+        service, req.is_up(service), req.version, req.app.conf)})
+
+
+def _apply_update(service, body):
+    """Assign status and forced_down from ``body``; False if neither."""
+    changed = False
+    if 'status' in body:
+        reason = body.get('disabled_reason')
+        if body['status'] == 'enabled':
+            if reason:
+                raise webob.exc.HTTPBadRequest(explanation=(
+                    "Specifying 'disabled_reason' with status 'enabled' "
+                    "is invalid."))
+            service.disabled = False
+            service.disabled_reason = None
+        else:
+            service.disabled = True
+            service.disabled_reason = reason
+        changed = True
+    if 'forced_down' in body:
+        service.forced_down = validation.to_bool(body['forced_down'])
+        changed = True
+    return changed
+
+
+def _require_uuid(value):
+    if not uuidutils.is_uuid_like(value):
+        raise webob.exc.HTTPBadRequest(explanation='Invalid uuid %s' % value)
+
+
+# ------------------------------------------------------------------ delete
+
+def _service_to_delete(req, service_id):
+    try:
+        if req.version.matches('2.53'):
+            _require_uuid(service_id)
+            return service_obj.Service.get_by_uuid(req.context, service_id)
+        if not service_id.isascii() or not service_id.isdigit():
+            raise webob.exc.HTTPBadRequest(explanation=(
+                'Invalid input received: id must be an integer'))
+        integer_id = validation.db_integer(service_id)
+        if integer_id is None:
+            raise exception.ServiceNotFound(service_id=service_id)
+        return service_obj.Service.get_by_id(req.context, integer_id)
+    except exception.ServiceNotFound:
+        raise webob.exc.HTTPNotFound(
+            explanation='Service %s not found.' % service_id)

@@ -1,0 +1,144 @@
+"""Nova's JSON fault bodies, the one place errors become HTTP.
+
+Every error response, whatever its origin and whatever the Accept header,
+is ``{"<faultName>": {"code": <int>, "message": "<text>"}}`` as JSON.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+import webob
+import webob.dec
+import webob.exc
+
+from nova_forcedown import exception
+
+LOG = logging.getLogger(__name__)
+
+FAULT_NAMES = {
+    400: 'badRequest',
+    401: 'unauthorized',
+    403: 'forbidden',
+    404: 'itemNotFound',
+    405: 'badMethod',
+    409: 'conflictingRequest',
+    413: 'overLimit',
+    415: 'badMediaType',
+    429: 'overLimit',
+    501: 'notImplemented',
+    503: 'serviceUnavailable',
+}
+
+# Domain error class -> HTTP status; the first matching class wins.
+_STATUS_OF = (
+    (exception.PolicyNotAuthorized, 403),
+    (exception.MarkerNotFound, 400),
+    (exception.NotFound, 404),
+    (exception.Conflict, 409),
+    (exception.Invalid, 400),
+    (exception.ServiceUnavailable, 400),
+    (exception.DatabaseUnavailable, 503),
+)
+
+UNEXPECTED_MESSAGE = ('Unexpected API Error. Please report this at '
+                      'the nova-forcedown issue tracker and attach the '
+                      'API log if possible.')
+DATABASE_DOWN_MESSAGE = ('The database is unavailable; try again later.')
+
+
+def response(status, message, headers=()):
+    """A JSON fault response with Nova's fault name for ``status``."""
+    name = FAULT_NAMES.get(status, 'computeFault')
+    resp = webob.Response(status=status, content_type='application/json',
+                          charset='utf-8')
+    resp.body = jsonutils.dump_as_bytes(
+        {name: {'code': status, 'message': message}})
+    for header, value in headers:
+        resp.headers.add(header, value)
+    return resp
+
+
+def from_http_exception(exc):
+    """A webob HTTP error as a JSON fault, keeping Allow and similar."""
+    headers = [(name, value) for name, value in exc.headers.items()
+               if name.lower() in ('allow', 'retry-after', 'location',
+                                   'www-authenticate')]
+    return response(exc.code, exc.explanation or exc.title, headers)
+
+
+def from_domain_exception(exc):
+    for cls, status in _STATUS_OF:
+        if isinstance(exc, cls):
+            return response(status, str(exc))
+    return None
+
+
+def from_exception(exc):
+    """Any exception raised while handling a request, as a fault."""
+    if isinstance(exc, webob.exc.HTTPException):
+        return from_http_exception(exc)
+    if isinstance(exc, exception.NovaForcedownException):
+        resp = from_domain_exception(exc)
+        if resp is not None:
+            return resp
+    if isinstance(exc, db_exc.DBConnectionError):
+        LOG.error('Database unavailable while handling a request: %s', exc)
+        return response(503, DATABASE_DOWN_MESSAGE)
+    LOG.exception('Unexpected error while handling a request')
+    return response(500, UNEXPECTED_MESSAGE)
+
+
+class FaultWrapper:
+    """Outermost error boundary: exceptions and non-JSON errors to faults.
+
+    Inner middleware (size limit, auth) may answer an error with webob's
+    HTML or plain text; those are re-rendered as JSON faults here.
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        try:
+            resp = req.get_response(self.application)
+        except Exception as exc:  # noqa: the boundary catches everything
+            return from_exception(exc)
+        if resp.status_code >= 400 and not _is_fault(resp):
+            return _rerender(resp)
+        return resp
+
+
+def _json_body(resp):
+    if resp.content_type != 'application/json':
+        return None
+    try:
+        return jsonutils.loads(resp.body)
+    except ValueError:
+        return None
+
+
+def _is_fault(resp):
+    body = _json_body(resp)
+    if not isinstance(body, dict) or len(body) != 1:
+        return False
+    detail = next(iter(body.values()))
+    return isinstance(detail, dict) and {'code', 'message'} <= set(detail)
+
+
+def _rerender(resp):
+    fault = response(resp.status_code, _message_of(resp))
+    for header, value in resp.headerlist:
+        if header.lower() not in ('content-type', 'content-length'):
+            fault.headers.add(header, value)
+    return fault
+
+
+def _message_of(resp):
+    """The message of a foreign error body, else the status title."""
+    body = _json_body(resp)
+    if isinstance(body, dict):
+        for detail in body.values():
+            if isinstance(detail, dict) and detail.get('message'):
+                return str(detail['message'])
+    return resp.status.split(' ', 1)[-1]

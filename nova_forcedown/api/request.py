@@ -1,0 +1,65 @@
+"""The request handlers see: webob's, plus who asks and at what version."""
+
+from oslo_serialization import jsonutils
+import webob
+
+ENV_CONTEXT = 'nova_forcedown.context'
+ENV_VERSION = 'nova_forcedown.version'
+ENV_APP = 'nova_forcedown.app'
+
+
+class AppState:
+    """What every handler of one API app shares, built once at start-up."""
+
+    def __init__(self, conf, servicegroup_api, authorizer, extensions,
+                 legacy_v2=False):
+        self.conf = conf
+        self.servicegroup = servicegroup_api
+        self.authorizer = authorizer
+        self.extensions = extensions
+        self.legacy_v2 = legacy_v2
+
+    def extension_enabled(self, alias):
+        return any(ext['alias'] == alias for ext in self.extensions)
+
+
+class Request(webob.Request):
+
+    @property
+    def context(self):
+        return self.environ[ENV_CONTEXT]
+
+    @property
+    def version(self):
+        return self.environ[ENV_VERSION]
+
+    @property
+    def app(self):
+        return self.environ[ENV_APP]
+
+    @property
+    def legacy_v2(self):
+        return self.app.legacy_v2
+
+    def is_up(self, service):
+        return self.app.servicegroup.service_is_up(service)
+
+    def link_base(self):
+        """Base URL of this API for links: the configured prefix or ours."""
+        prefix = self.app.conf.api.compute_link_prefix
+        if prefix:
+            return prefix.rstrip('/') + self.script_name
+        return self.application_url
+
+
+def json_response(body, status=200):
+    resp = webob.Response(status=status, content_type='application/json',
+                          charset='utf-8')
+    resp.body = jsonutils.dump_as_bytes(body)
+    return resp
+
+
+def empty_response(status=204):
+    resp = webob.Response(status=status)
+    resp.content_type = None
+    return resp

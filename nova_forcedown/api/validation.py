@@ -1,0 +1,118 @@
+"""Request body and query validation with JSON Schema, as Nova reports it.
+
+Schemas are module constants in ``api/schemas``. Errors are 400 with
+Nova's wording: ``Invalid input for field/attribute <field>. Value:
+<value>. <reason>``, or just the reason for a top-level error.
+"""
+
+import jsonschema
+from oslo_serialization import jsonutils
+from oslo_utils import strutils
+import webob.exc
+
+from nova_forcedown.db import api as db_api
+
+_VALIDATOR = jsonschema.Draft202012Validator
+
+BOOLEAN_VALUES = [
+    True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES', 'Yes', 'yes',
+    False, 'False', 'FALSE', 'false', '0', 'OFF', 'Off', 'off', 'NO', 'No',
+    'no',
+]
+
+# Nova's parameter_types.
+boolean = {'type': ['boolean', 'string'], 'enum': BOOLEAN_VALUES}
+fqdn = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+        'pattern': '^[a-zA-Z0-9-._]*$'}
+name_string = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+non_negative_integer_string = {'type': 'string', 'pattern': '^[0-9]+$'}
+single_param = {'type': 'array', 'maxItems': 1}
+
+
+def to_bool(value):
+    """A validated boolean (JSON or one of the accepted strings) as bool."""
+    if isinstance(value, bool):
+        return value
+    return strutils.bool_from_string(value, strict=True)
+
+
+def _error_message(error, where):
+    path = [str(part) for part in error.path if not isinstance(part, int)]
+    if not path:
+        return error.message
+    return 'Invalid input for %s %s. Value: %s. %s' % (
+        where, '/'.join(path), _value_text(error.instance), error.message)
+
+
+def _value_text(value):
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value
+
+
+def validate(instance, schema, where='field/attribute'):
+    """Raise 400 with the first error's Nova message; return ``instance``."""
+    error = jsonschema.exceptions.best_match(
+        _VALIDATOR(schema).iter_errors(instance))
+    if error is not None:
+        raise webob.exc.HTTPBadRequest(
+            explanation=_error_message(error, where))
+    return instance
+
+
+def json_body(req):
+    """The parsed JSON body; None when there is none.
+
+    A body of another content type is 415; unparseable JSON is 400.
+    """
+    if not req.body:
+        return None
+    if req.content_type not in ('application/json', ''):
+        raise webob.exc.HTTPUnsupportedMediaType(
+            explanation='Unsupported Content-Type')
+    try:
+        return jsonutils.loads(req.body)
+    except ValueError:
+        raise webob.exc.HTTPBadRequest(explanation='Malformed request body')
+
+
+def body(req, schema):
+    """Validate the request body against ``schema``.
+
+    The legacy /v2 API validates softly: unknown top-level keys are
+    dropped instead of refused, as Nova's v2 compatibility mode does.
+    """
+    data = json_body(req)
+    if req.legacy_v2 and isinstance(data, dict):
+        allowed = schema.get('properties', {})
+        data = {key: value for key, value in data.items() if key in allowed}
+    return validate(data, schema)
+
+
+def query(req, schema):
+    """Validate the query string as ``{name: [values...]}``.
+
+    Unknown parameters are dropped when the schema allows additional
+    properties, and refused (400) when it does not.
+    """
+    params = {}
+    for name, value in req.GET.items():
+        params.setdefault(name, []).append(value)
+    if schema.get('additionalProperties', True):
+        params = {name: values for name, values in params.items()
+                  if name in schema['properties']}
+    return validate(params, schema, where='query parameters')
+
+
+def last(params, name, default=None):
+    """The last value of a repeated query parameter, as Nova reads it."""
+    values = params.get(name)
+    return values[-1] if values else default
+
+
+def db_integer(text):
+    """``text`` as a database integer id, or None if it cannot be one."""
+    if not isinstance(text, str) or not text.isascii() or not text.isdigit():
+        return None
+    value = int(text)
+    return value if value <= db_api.MAX_INTEGER_ID else None

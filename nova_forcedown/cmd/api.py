@@ -1,0 +1,181 @@
+"""nova-forcedown-api: the compute API under gunicorn.
+
+``--dev`` is for trying it out: SQLite under state_path, migrations applied
+on start, noauth2, 127.0.0.1:8774. Values given in ``--config-file`` win
+over these defaults; ``--host`` and ``--port`` win over everything.
+"""
+
+import argparse
+import ipaddress
+import socket
+import sys
+
+from gunicorn.app import base as gunicorn_base
+from oslo_config import cfg
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nova_forcedown.api import deploy
+from nova_forcedown import conf as nf_conf
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import migration
+from nova_forcedown import exception
+
+LOG = logging.getLogger(__name__)
+PROG = 'nova-forcedown-api'
+
+
+def _server_arguments(argv):
+    """Split off --dev, --host and --port; the rest is oslo.config's."""
+    parser = argparse.ArgumentParser(prog=PROG, add_help=False)
+    parser.add_argument('--dev', action='store_true')
+    parser.add_argument('--host')
+    parser.add_argument('--port', type=int)
+    return parser.parse_known_args(argv)
+
+
+class StartupError(Exception):
+    """A problem the operator must fix; printed as one line."""
+
+
+def _dev_defaults(conf):
+    conf.set_default('sync_on_startup', True, group='database')
+    conf.set_default('auth_strategy', 'noauth2', group='api')
+    conf.set_default('host', '127.0.0.1', group='wsgi')
+
+
+def _bind_address(conf, server_args):
+    if server_args.host:
+        conf.set_override('host', server_args.host, group='wsgi')
+    if server_args.port is not None:
+        conf.set_override('port', server_args.port, group='wsgi')
+    return conf.wsgi.host, conf.wsgi.port
+
+
+def _is_loopback(host):
+    if host == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_bind(host, port):
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise StartupError('cannot listen on %s:%s: %s'
+                               % (host, port, exc.strerror))
+
+
+def prepare_database(conf):
+    """Migrate (sync_on_startup) or insist the schema is migrated."""
+    db_api.configure(conf)
+    engine = db_api.get_engine()
+    if conf.database.sync_on_startup:
+        migration.db_sync(engine)
+    else:
+        migration.check_migrated(engine)
+    # Workers fork from this process: none may inherit its connections.
+    engine.dispose()
+
+
+def _banner(conf, dev, host, port):
+    lines = ['nova-forcedown-api listening on http://%s:%s/' % (host, port),
+             '  auth_strategy: %s' % conf.api.auth_strategy,
+             '  database: %s' % _safe_url(conf),
+             '  migrations on start: %s' % conf.database.sync_on_startup,
+             '  workers: %s x %s threads' % (conf.wsgi.workers,
+                                             conf.wsgi.threads)]
+    if dev:
+        lines.insert(1, '  development mode (--dev): not for production')
+    if conf.api.auth_strategy == 'noauth2':
+        lines.append("  token: 'X-Auth-Token: admin:<project>' is an admin")
+    return '\n'.join(lines)
+
+
+def _safe_url(conf):
+    return sa.engine.make_url(conf.database.connection).render_as_string(
+        hide_password=True)
+
+
+class Server(gunicorn_base.BaseApplication):
+
+    def __init__(self, app, options):
+        self.application = app
+        self.options = options
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        return self.application
+
+
+def _gunicorn_options(conf, host, port):
+    return {
+        'bind': '[%s]:%s' % (host, port) if ':' in host else
+                '%s:%s' % (host, port),
+        'workers': conf.wsgi.workers,
+        'threads': conf.wsgi.threads,
+        'worker_class': 'gthread',
+        'graceful_timeout': 10,
+        'timeout': 60,
+        'accesslog': '-',
+        'errorlog': '-',
+        'proc_name': PROG,
+    }
+
+
+def _load(argv, server_args):
+    conf = nf_conf.make_conf(argv, validate=False)
+    if server_args.dev:
+        _dev_defaults(conf)
+    nf_conf.validate_conf(conf)
+    return conf
+
+
+def main(argv=None):
+    server_args, argv = _server_arguments(
+        sys.argv[1:] if argv is None else argv)
+    conf = None
+    try:
+        conf = _load(argv, server_args)
+        logging.setup(conf, 'nova_forcedown')
+        host, port = _bind_address(conf, server_args)
+        if conf.api.auth_strategy == 'noauth2' and not _is_loopback(host):
+            raise StartupError('auth_strategy noauth2 is refused on the '
+                               'non-loopback address %s' % host)
+        _check_bind(host, port)
+        prepare_database(conf)
+        app = deploy.load_app(conf)
+    except cfg.Error as exc:
+        print('%s: %s' % (PROG, exc), file=sys.stderr)
+        return 2
+    except (StartupError, exception.NovaForcedownException) as exc:
+        print('%s: %s' % (PROG, exc), file=sys.stderr)
+        return 1
+    except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
+        print('%s: cannot use the database at %s: %s'
+              % (PROG, _safe_url(conf), _first_line(exc)), file=sys.stderr)
+        return 1
+    print(_banner(conf, server_args.dev, host, port), flush=True)
+    Server(app, _gunicorn_options(conf, host, port)).run()
+    return 0
+
+
+def _first_line(exc):
+    exc = getattr(exc, 'inner_exception', None) or exc
+    return str(getattr(exc, 'orig', None) or exc).strip().splitlines()[0]
+
+
+if __name__ == '__main__':
+    sys.exit(main())
