@@ -9,9 +9,13 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown import conf as nf_conf
+from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown import exception
+from nova_forcedown import objects
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown.servicegroup import api as servicegroup_api
 
 LOG = logging.getLogger(__name__)
 
@@ -38,8 +42,117 @@ def _add_db_parsers(subparsers):
     version.set_defaults(func=_db_version)
 
 
+SERVICE_COLUMNS = ('Id', 'UUID', 'Binary', 'Host', 'Zone', 'Status', 'State',
+                   'Forced Down', 'Updated At', 'Disabled Reason')
+
+
+def _service_list(conf):
+    """Every service but the API ones, with state and status as the API."""
+    migration.check_migrated()
+    servicegroup = servicegroup_api.API(conf)
+    services = service_obj.ServiceList.get_all(
+        nf_context.get_admin_context(), include_api=False)
+    print(_table(SERVICE_COLUMNS, [_service_row(conf, servicegroup, service)
+                                   for service in services]))
+
+
+def _service_row(conf, servicegroup, service):
+    return (service.id, service.uuid, service.binary, service.host,
+            _zone(conf, service),
+            'disabled' if service.disabled else 'enabled',
+            'up' if servicegroup.service_is_up(service) else 'down',
+            service.forced_down, _timestamp(service.updated_at),
+            service.disabled_reason)
+
+
+def _zone(conf, service):
+    """The zone the agent reported, else the configured default."""
+    if service.availability_zone:
+        return service.availability_zone
+    if service.is_compute:
+        return conf.default_availability_zone
+    return conf.internal_service_availability_zone
+
+
+def _timestamp(value):
+    return value.strftime('%Y-%m-%dT%H:%M:%S.%f') if value else None
+
+
+def _table(headers, rows):
+    """A bordered text table, one line per row."""
+    cells = [[str(value) for value in row] for row in [headers] + rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    rule = '+' + '+'.join('-' * (width + 2) for width in widths) + '+'
+    lines = ['| ' + ' | '.join(value.ljust(width)
+                               for value, width in zip(row, widths)) + ' |'
+             for row in cells]
+    return '\n'.join([rule, lines[0], rule] + lines[1:] + [rule])
+
+
+def _compute_service(conf):
+    """The nova-compute service of the command's HOST."""
+    migration.check_migrated()
+    return service_obj.Service.get_by_host_and_binary(
+        nf_context.get_admin_context(), conf.command.service_host,
+        service_obj.COMPUTE_BINARY)
+
+
+def _service_force_down(conf):
+    service = _compute_service(conf)
+    service.forced_down = not conf.command.unset
+    service.save()
+    if service.forced_down:
+        print('Service nova-compute on %s is forced down: it reports down '
+              'until "service force-down %s --unset".'
+              % (service.host, service.host))
+    else:
+        print('Service nova-compute on %s is no longer forced down.'
+              % service.host)
+
+
+def _service_disable(conf):
+    service = _compute_service(conf)
+    service.disabled = True
+    service.disabled_reason = conf.command.reason
+    service.save()
+    print('Service nova-compute on %s is disabled.' % service.host)
+
+
+def _service_enable(conf):
+    service = _compute_service(conf)
+    service.disabled = False
+    service.disabled_reason = None
+    service.save()
+    print('Service nova-compute on %s is enabled.' % service.host)
+
+
+def _add_service_parsers(subparsers):
+    service = subparsers.add_parser(
+        'service', help='Compute service commands, on the database.')
+    commands = service.add_subparsers(dest='service_command', required=True)
+    commands.add_parser('list', help='List services with their state.'
+                        ).set_defaults(func=_service_list)
+    force_down = commands.add_parser(
+        'force-down', help='Mark the nova-compute service of HOST down at '
+                           'once, or clear the mark with --unset.')
+    force_down.add_argument('service_host', metavar='HOST')
+    force_down.add_argument('--unset', action='store_true',
+                            help='Clear forced_down.')
+    force_down.set_defaults(func=_service_force_down)
+    disable = commands.add_parser(
+        'disable', help='Disable the nova-compute service of HOST.')
+    disable.add_argument('service_host', metavar='HOST')
+    disable.add_argument('--reason', help='Why, shown as disabled_reason.')
+    disable.set_defaults(func=_service_disable)
+    enable = commands.add_parser(
+        'enable', help='Enable the nova-compute service of HOST.')
+    enable.add_argument('service_host', metavar='HOST')
+    enable.set_defaults(func=_service_enable)
+
+
 def _add_parsers(subparsers):
     _add_db_parsers(subparsers)
+    _add_service_parsers(subparsers)
 
 
 COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
@@ -55,6 +168,7 @@ def main(argv=None):
     logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
                          ['alembic=WARN'])
     logging.setup(conf, 'nova_forcedown')
+    objects.register_all()
     try:
         db_api.configure(conf)
         conf.command.func(conf)

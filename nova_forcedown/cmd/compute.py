@@ -1,0 +1,118 @@
+"""nova-forcedown-compute: the heartbeat agent of one or many compute hosts.
+
+It registers its services (and, for nova-compute, compute nodes) in the
+configured database, heartbeats them every report_interval and refreshes the
+nodes' resources every minute, until SIGTERM or SIGINT.
+"""
+
+import signal
+import sys
+import threading
+
+from oslo_config import cfg
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
+from stevedore import exception as stevedore_exc
+
+from nova_forcedown.compute import agent as compute_agent
+from nova_forcedown import conf as nf_conf
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import migration
+from nova_forcedown import exception
+from nova_forcedown import objects
+from nova_forcedown.servicegroup import heartbeat
+
+LOG = logging.getLogger(__name__)
+
+CLI_OPTS = [
+    cfg.StrOpt('driver', default='local',
+               help='Compute driver: "local" reports this machine, "fake" '
+                    'simulated hosts (--hosts, --host-prefix, '
+                    '--instances).'),
+    # [DEFAULT] host is not a command-line option; --host overrides it.
+    cfg.StrOpt('host', dest='agent_host', metavar='HOST',
+               help='Host name of the local driver (default: [DEFAULT] '
+                    'host, this machine\'s name).'),
+    cfg.StrOpt('binary', default='nova-compute',
+               help='Binary to register, e.g. nova-scheduler or '
+                    'nova-conductor; only nova-compute gets compute '
+                    'nodes.'),
+    cfg.IntOpt('hosts', default=1, min=1,
+               help='Number of simulated hosts (fake driver).'),
+    cfg.StrOpt('host-prefix', default='fake-compute-',
+               help='Simulated hosts are named <prefix><i>, i from 1 (fake '
+                    'driver).'),
+    cfg.IntOpt('instances', default=0, min=0,
+               help='Simulated servers per host (fake driver).'),
+    cfg.StrOpt('availability-zone',
+               help='Availability zone the services report (default: '
+                    '[DEFAULT] default_availability_zone for nova-compute, '
+                    'internal_service_availability_zone for others).'),
+]
+
+# Start-up failures reported as one line, with a non-zero exit.
+_STARTUP_ERRORS = (exception.NovaForcedownException, stevedore_exc.NoMatches,
+                   db_exc.DBError, sa_exc.SQLAlchemyError, OSError)
+
+
+def main(argv=None):
+    try:
+        conf = nf_conf.make_conf(argv, register_cli=CLI_OPTS)
+    except cfg.Error as exc:
+        _error(exc)
+        return 2
+    logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
+                         ['alembic=WARN', 'stevedore=ERROR'])
+    logging.setup(conf, 'nova_forcedown')
+    objects.register_all()
+    stop = _stop_on_signals()
+    try:
+        agent = _start(conf)
+    except _STARTUP_ERRORS as exc:
+        _error(heartbeat.first_line(exc))
+        return 1
+    _serve(conf, agent, stop)
+    return 0
+
+
+def _error(message):
+    print('nova-forcedown-compute: %s' % message, file=sys.stderr)
+
+
+def _stop_on_signals():
+    """An event that SIGTERM and SIGINT set."""
+    stop = threading.Event()
+
+    def handler(signum, frame):
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, handler)
+    return stop
+
+
+def _start(conf):
+    driver = compute_agent.load_driver(conf)
+    db_api.configure(conf)
+    if conf.database.sync_on_startup:
+        migration.db_sync()
+    migration.check_migrated()
+    agent = compute_agent.Agent(conf, driver)
+    agent.register()
+    agent.start()
+    return agent
+
+
+def _serve(conf, agent, stop):
+    LOG.info('Heartbeating %(count)d service(s) every %(interval)s s.',
+             {'count': len(agent.services),
+              'interval': conf.report_interval})
+    while not stop.wait(compute_agent.RESOURCE_INTERVAL):
+        agent.refresh_resources()
+    LOG.info('Stopping on signal.')
+    agent.stop()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

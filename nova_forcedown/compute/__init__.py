@@ -1,0 +1,1 @@
+"""The compute agent: registers its hosts and heartbeats them."""

@@ -1,0 +1,158 @@
+"""The compute agent: register hosts through the objects, then heartbeat.
+
+Start-up gets or creates each host's service row (bumping its version, as
+Nova's service start does, and leaving forced_down and disabled alone) and,
+for nova-compute, its compute node and simulated instances. All services
+then heartbeat from one servicegroup loop, so a many-host agent puts one
+small UPDATE per host per report_interval on the database.
+"""
+
+import collections
+
+from oslo_log import log as logging
+from stevedore import driver as stevedore_driver
+
+from nova_forcedown.compute.drivers import base as driver_base
+from nova_forcedown import context as nf_context
+from nova_forcedown import exception
+from nova_forcedown.objects import compute_node as node_obj
+from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown.servicegroup import api as servicegroup_api
+from nova_forcedown.servicegroup import heartbeat
+
+LOG = logging.getLogger(__name__)
+
+# Version 1: the first agent; recorded in services.version at start.
+SERVICE_VERSION = 1
+
+# Seconds between two refreshes of the nodes' resources (uptime included),
+# the period of Nova's update_available_resource task.
+RESOURCE_INTERVAL = 60
+
+
+def load_driver(conf):
+    """The compute driver named by ``--driver``."""
+    return stevedore_driver.DriverManager(
+        driver_base.DRIVER_NAMESPACE, conf.driver, invoke_on_load=True,
+        invoke_args=(conf,)).driver
+
+
+def topic_of(binary):
+    """``compute`` for nova-compute, else the binary without ``nova-``."""
+    return binary.rpartition('nova-')[2]
+
+
+def set_changed(obj, values):
+    """Set only the fields whose value differs, so save() writes only those."""
+    for field, value in values.items():
+        value = obj.fields[field].coerce(obj, field, value)
+        if not obj.obj_attr_is_set(field) or getattr(obj, field) != value:
+            setattr(obj, field, value)
+
+
+class Agent:
+
+    def __init__(self, conf, driver):
+        self._driver = driver
+        self._binary = conf.binary
+        self._availability_zone = conf.availability_zone
+        self._context = nf_context.get_admin_context()
+        self._servicegroup = servicegroup_api.API(conf)
+        self._heartbeat = None
+        self.services = []
+        self.nodes = []
+
+    @property
+    def is_compute(self):
+        return self._binary == service_obj.COMPUTE_BINARY
+
+    def register(self):
+        """Get or create every host's service, node and instances."""
+        hosts = self._driver.hosts()
+        self.services = [self._register_service(host) for host in hosts]
+        if self.is_compute:
+            self.nodes = [self._register_node(service)
+                          for service in self.services]
+            self._register_instances(hosts)
+        LOG.info('Registered %(count)d %(binary)s service(s): %(first)s'
+                 '%(last)s.', {'count': len(hosts), 'binary': self._binary,
+                               'first': hosts[0],
+                               'last': ' ... ' + hosts[-1]
+                               if len(hosts) > 1 else ''})
+
+    def _register_service(self, host):
+        values = {'topic': topic_of(self._binary),
+                  'version': SERVICE_VERSION,
+                  'availability_zone': self._availability_zone}
+        try:
+            service = service_obj.Service.get_by_host_and_binary(
+                self._context, host, self._binary)
+        except exception.HostBinaryNotFound:
+            return self._create_service(host, values)
+        set_changed(service, values)
+        service.save()
+        return service
+
+    def _create_service(self, host, values):
+        service = service_obj.Service(
+            self._context, host=host, binary=self._binary, report_count=0,
+            disabled=False, forced_down=False, **values)
+        try:
+            service.create()
+        except exception.ServiceExists:
+            # Another agent registered the host in the meantime.
+            return service_obj.Service.get_by_host_and_binary(
+                self._context, host, self._binary)
+        return service
+
+    def _register_node(self, service):
+        values = dict(self._driver.node_resources(service.host),
+                      service_id=service.id)
+        nodes = node_obj.ComputeNodeList.get_all_by_host(self._context,
+                                                         service.host)
+        node = next((node for node in nodes
+                     if node.hypervisor_hostname == service.host), None)
+        if node is None:
+            node = node_obj.ComputeNode(
+                self._context, host=service.host,
+                hypervisor_hostname=service.host, **values)
+            node.create()
+            return node
+        set_changed(node, values)
+        node.save()
+        return node
+
+    def _register_instances(self, hosts):
+        """Create the servers the driver reports and the database lacks."""
+        existing = collections.Counter(
+            instance.host for instance in
+            instance_obj.InstanceList.get_by_hosts(self._context, hosts))
+        for host in hosts:
+            for values in self._driver.instances(host)[existing[host]:]:
+                instance_obj.Instance(self._context, host=host, node=host,
+                                      **values).create()
+
+    def start(self):
+        """Heartbeat all services from one thread."""
+        self._heartbeat = self._servicegroup.join(*self.services)
+
+    def stop(self, timeout=5):
+        if self._heartbeat is not None:
+            self._heartbeat.stop(timeout)
+
+    def refresh_resources(self):
+        """Write what changed in each node's resources (uptime at least)."""
+        for node in self.nodes:
+            set_changed(node, self._driver.node_resources(node.host))
+            try:
+                node.save()
+            except exception.ComputeNodeNotFound:
+                LOG.error('The compute node %s is gone; it will not be '
+                          'recreated. Restart the agent to register it '
+                          'again.', node.hypervisor_hostname)
+            except heartbeat.DATABASE_ERRORS as exc:
+                LOG.warning('Cannot update the resources of the compute '
+                            'nodes, the database is unavailable: %s',
+                            heartbeat.first_line(exc))
+                return

@@ -1,0 +1,32 @@
+"""The contract of a compute agent driver: which hosts, with what resources."""
+
+import abc
+
+DRIVER_NAMESPACE = 'nova_forcedown.compute.drivers'
+
+
+class ComputeDriver(metaclass=abc.ABCMeta):
+    """Describes the hosts one agent runs and their hypervisors.
+
+    ``conf`` holds the agent's command-line options (``agent_host``,
+    ``hosts``, ``host_prefix``, ``instances``) and its configuration files.
+    """
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    @abc.abstractmethod
+    def hosts(self):
+        """Names of the hosts this agent runs, in order."""
+
+    @abc.abstractmethod
+    def node_resources(self, host):
+        """ComputeNode fields of ``host``'s hypervisor, ``stats`` included.
+
+        ``stats['uptime']`` is the host's uptime as the ``uptime`` command
+        prints it.
+        """
+
+    def instances(self, host):
+        """Instance fields of the servers running on ``host``."""
+        return []

@@ -1,0 +1,79 @@
+"""The fake driver: many simulated hosts, each with simulated servers.
+
+For demos and scale tests: one agent process registers ``--hosts`` hosts
+named ``<--host-prefix><i>`` (i from 1) with ``--instances`` servers each.
+"""
+
+import ipaddress
+import time
+
+from oslo_serialization import jsonutils
+
+from nova_forcedown.compute.drivers import base
+from nova_forcedown.compute import uptime
+
+# A plausible two-socket server.
+VCPUS = 64
+MEMORY_MB = 256 * 1024
+LOCAL_GB = 1800
+CPU_INFO = jsonutils.dumps({
+    'arch': 'x86_64', 'model': 'Cascadelake-Server', 'vendor': 'Intel',
+    'topology': {'sockets': 2, 'cores': 16, 'threads': 2},
+    'features': ['avx2', 'avx512f', 'sse4.2', 'vmx']})
+
+# Every simulated server has the same flavor.
+INSTANCE_VCPUS = 2
+INSTANCE_MEMORY_MB = 4096
+INSTANCE_GB = 40
+
+# Host addresses come from the benchmarking range of RFC 2544.
+FIRST_ADDRESS = ipaddress.ip_address('198.18.0.0')
+
+POWER_STATE_RUNNING = 1
+
+
+class FakeDriver(base.ComputeDriver):
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self._started = time.monotonic()
+        self._index = {'%s%d' % (conf.host_prefix, i): i
+                       for i in range(1, conf.hosts + 1)}
+
+    def hosts(self):
+        return list(self._index)
+
+    def instances(self, host):
+        return [{'display_name': '%s-server-%d' % (host, i),
+                 'vm_state': 'active', 'power_state': POWER_STATE_RUNNING,
+                 'task_state': None}
+                for i in range(1, self.conf.instances + 1)]
+
+    def node_resources(self, host):
+        count = self.conf.instances
+        memory_used = count * INSTANCE_MEMORY_MB
+        disk_used = count * INSTANCE_GB
+        return {
+            'hypervisor_type': 'fake',
+            'hypervisor_version': 1000,
+            'host_ip': str(FIRST_ADDRESS + self._index[host]),
+            'cpu_info': CPU_INFO,
+            'vcpus': VCPUS,
+            'vcpus_used': count * INSTANCE_VCPUS,
+            'memory_mb': MEMORY_MB,
+            'memory_mb_used': memory_used,
+            'free_ram_mb': MEMORY_MB - memory_used,
+            'local_gb': LOCAL_GB,
+            'local_gb_used': disk_used,
+            'free_disk_gb': LOCAL_GB - disk_used,
+            'disk_available_least': LOCAL_GB - disk_used,
+            'current_workload': 0,
+            'running_vms': count,
+            'stats': self._stats(count),
+        }
+
+    def _stats(self, count):
+        return {'num_instances': str(count), 'num_vm_active': str(count),
+                'num_task_None': str(count), 'io_workload': '0',
+                'uptime': uptime.format_uptime(
+                    time.monotonic() - self._started)}
