@@ -1,0 +1,143 @@
+"""nova-forcedown-status: readiness checks to run before starting services.
+
+``nova-forcedown-status upgrade check`` reads the same configuration files
+as the other commands and reports, one row per check, whether the database
+schema and the policy file are fit for this release. The exit code is the
+worst result: 0 success, 1 warning, 2 failure (oslo.upgradecheck's codes).
+"""
+
+import sys
+
+from oslo_config import cfg
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from oslo_policy import policy as oslo_policy
+from oslo_upgradecheck import upgradecheck
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from nova_forcedown import conf as nf_conf
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import migration
+from nova_forcedown import exception
+from nova_forcedown import policies
+from nova_forcedown import policy
+
+Code = upgradecheck.Code
+Result = upgradecheck.Result
+
+
+def _first_line(exc):
+    exc = getattr(exc, 'inner_exception', None) or exc
+    text = str(getattr(exc, 'orig', None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class UpgradeChecks(upgradecheck.UpgradeCommands):
+    """The checks, in the order they are reported."""
+
+    display_title = 'nova-forcedown upgrade check results'
+
+    def __init__(self, conf):
+        super().__init__()
+        self.conf = conf
+
+    def _check_schema_revision(self):
+        try:
+            migration.check_migrated()
+        except (exception.DatabaseNotMigrated,
+                exception.DatabaseUnavailable) as exc:
+            return Result(Code.FAILURE, str(exc))
+        except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
+            return Result(Code.FAILURE, 'Cannot use the database: %s'
+                          % _first_line(exc))
+        return Result(Code.SUCCESS, 'Schema is at revision %s.'
+                      % migration.head_revision())
+
+    def _check_forced_down_column(self):
+        try:
+            inspector = sa.inspect(db_api.get_engine())
+            if not inspector.has_table('services'):
+                return Result(Code.FAILURE,
+                              'The services table does not exist: run '
+                              'nova-forcedown-manage db sync.')
+            columns = {c['name'] for c in inspector.get_columns('services')}
+        except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
+            return Result(Code.FAILURE, 'Cannot use the database: %s'
+                          % _first_line(exc))
+        if 'forced_down' not in columns:
+            return Result(Code.FAILURE,
+                          'services.forced_down is missing, so no service '
+                          'can be forced down: run nova-forcedown-manage db '
+                          'sync.')
+        return Result(Code.SUCCESS, 'Present.')
+
+    def _check_policy_file(self):
+        enforcer = policy.make_enforcer(self.conf)
+        path = self.conf.find_file(self.conf.oslo_policy.policy_file)
+        if path is None:
+            return Result(Code.SUCCESS,
+                          'No policy file found; the defaults in code apply.')
+        try:
+            with open(path) as policy_file:
+                overrides = oslo_policy.parse_file_contents(policy_file.read())
+            enforcer.load_rules(force_reload=True)
+        except (OSError, ValueError) as exc:
+            return Result(Code.FAILURE, 'Policy file %s cannot be used: %s'
+                          % (path, ' '.join(str(exc).split())))
+        try:
+            enforcer.check_rules(raise_on_violation=True)
+        except oslo_policy.InvalidDefinitionError as exc:
+            return Result(Code.FAILURE, 'Policy file %s: %s' % (path, exc))
+        known = {rule.name for rule in policies.list_rules()}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            return Result(Code.WARNING,
+                          'Policy file %s sets rules that nova-forcedown '
+                          'never checks (misspelt?): %s'
+                          % (path, ', '.join(unknown)))
+        return Result(Code.SUCCESS, 'Policy file %s is valid.' % path)
+
+    _upgrade_checks = (
+        ('Database schema revision', _check_schema_revision),
+        ('services.forced_down column', _check_forced_down_column),
+        ('Policy file', _check_policy_file),
+    )
+
+
+def _command_opt(checks):
+    def add_parsers(subparsers):
+        upgrade = subparsers.add_parser(
+            'upgrade', help='Checks to run before or after an upgrade.')
+        actions = upgrade.add_subparsers(dest='upgrade_command',
+                                         required=True)
+        check = actions.add_parser(
+            'check', help='Report whether this deployment is ready.')
+        check.add_argument('--json', action='store_true',
+                           help='Print the results as JSON.')
+        check.set_defaults(action_fn=checks.check)
+
+    return cfg.SubCommandOpt('command', title='Commands',
+                             handler=add_parsers)
+
+
+def main(argv=None):
+    checks = UpgradeChecks(conf=None)
+    try:
+        conf = nf_conf.make_conf(argv, register_cli=[_command_opt(checks)])
+    except cfg.Error as exc:
+        print('nova-forcedown-status: %s' % exc, file=sys.stderr)
+        return Code.FAILURE
+    checks.conf = conf
+    # UpgradeCommands.check() looks for --json on the library's module-level
+    # conf, which only its own main() sets; point it at ours.
+    upgradecheck.CONF = conf
+    logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
+                         ['alembic=WARN'])
+    logging.setup(conf, 'nova_forcedown')
+    db_api.configure(conf)
+    return upgradecheck.run(conf)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
