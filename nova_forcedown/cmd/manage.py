@@ -5,9 +5,11 @@ import sys
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
+import prettytable
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
+from nova_forcedown.api.views import services as service_views
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
@@ -58,35 +60,18 @@ def _service_list(conf):
 
 def _service_row(conf, servicegroup, service):
     return (service.id, service.uuid, service.binary, service.host,
-            _zone(conf, service),
-            'disabled' if service.disabled else 'enabled',
-            'up' if servicegroup.service_is_up(service) else 'down',
-            service.forced_down, _timestamp(service.updated_at),
+            service_views.zone(service, conf), service_views.status(service),
+            service_views.state(servicegroup.service_is_up(service)),
+            service.forced_down, service_views.timestamp(service.updated_at),
             service.disabled_reason)
 
 
-def _zone(conf, service):
-    """The zone the agent reported, else the configured default."""
-    if service.availability_zone:
-        return service.availability_zone
-    if service.is_compute:
-        return conf.default_availability_zone
-    return conf.internal_service_availability_zone
-
-
-def _timestamp(value):
-    return value.strftime('%Y-%m-%dT%H:%M:%S.%f') if value else None
-
-
 def _table(headers, rows):
-    """A bordered text table, one line per row."""
-    cells = [[str(value) for value in row] for row in [headers] + rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    rule = '+' + '+'.join('-' * (width + 2) for width in widths) + '+'
-    lines = ['| ' + ' | '.join(value.ljust(width)
-                               for value, width in zip(row, widths)) + ' |'
-             for row in cells]
-    return '\n'.join([rule, lines[0], rule] + lines[1:] + [rule])
+    table = prettytable.PrettyTable(headers)
+    table.align = 'l'
+    for row in rows:
+        table.add_row(row)
+    return table.get_string()
 
 
 def _compute_service(conf):

@@ -1,6 +1,7 @@
 """Run the project's real console scripts on loopback for tests."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +43,16 @@ def http_get(url, headers=None, timeout=5):
         return error.code, error.read()
 
 
+def wait_until(predicate, timeout=8, interval=0.1):
+    """Poll ``predicate`` until it returns a true value; return that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
 def wait_for_http(url, timeout=20, process=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -69,19 +80,22 @@ class Process(fixtures.Fixture):
         self.env = env
 
     def _setUp(self):
-        self.log = tempfile.NamedTemporaryFile(prefix='nf-process-',
+        self._log_file = tempfile.NamedTemporaryFile(prefix='nf-process-',
                                                suffix='.log', delete=False)
-        self.addCleanup(os.unlink, self.log.name)
+        self.addCleanup(os.unlink, self._log_file.name)
         env = dict(os.environ, **(self.env or {}))
         self.process = subprocess.Popen(
-            self.argv, stdout=self.log, stderr=subprocess.STDOUT,
+            self.argv, stdout=self._log_file, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, env=env)
         self.addCleanup(self.stop)
 
-    def stop(self, timeout=15):
-        """SIGTERM and wait; returns the exit code."""
+    def stop(self, signum=signal.SIGTERM, timeout=15):
+        """Send ``signum`` and wait; returns the exit code.
+
+        A process still running after ``timeout`` is killed.
+        """
         if self.process.poll() is None:
-            self.process.terminate()
+            self.process.send_signal(signum)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -90,7 +104,7 @@ class Process(fixtures.Fixture):
         return self.process.returncode
 
     def output(self):
-        with open(self.log.name, errors='replace') as log:
+        with open(self._log_file.name, errors='replace') as log:
             return log.read()
 
 

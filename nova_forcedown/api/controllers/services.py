@@ -65,19 +65,11 @@ def _update_by_action(req):
 
 
 def _enable(req, body):
-    service = _compute_by_host(req.context, body['host'], body['binary'])
-    service.disabled = False
-    service.disabled_reason = None
-    service.save()
-    return _action_response(body, status='enabled')
+    return _set_disabled(req, body, False)
 
 
 def _disable(req, body):
-    service = _compute_by_host(req.context, body['host'], body['binary'])
-    service.disabled = True
-    service.disabled_reason = None
-    service.save()
-    return _action_response(body, status='disabled')
+    return _set_disabled(req, body, True)
 
 
 def _disable_log_reason(req, body):
@@ -85,11 +77,16 @@ def _disable_log_reason(req, body):
     if reason is None:
         raise webob.exc.HTTPBadRequest(
             explanation='Missing disabled reason field')
+    return _set_disabled(req, body, True, reason)
+
+
+def _set_disabled(req, body, disabled, reason=None):
     service = _compute_by_host(req.context, body['host'], body['binary'])
-    service.disabled = True
+    service.disabled = disabled
     service.disabled_reason = reason
     service.save()
-    return _action_response(body, status='disabled', disabled_reason=reason)
+    return _action_response(body, status=views.status(service),
+                            disabled_reason=reason)
 
 
 def _force_down(req, body):

@@ -8,16 +8,16 @@ operator would, never through the code under test.
 """
 
 import os
-import signal
 import sqlite3
-import subprocess
 import sys
-import time
 
 import fixtures
 import sqlalchemy as sa
 
 from nova_forcedown.db import migration
+from nova_forcedown.tests import processes
+
+wait_until = processes.wait_until
 
 REPORT_INTERVAL = 1
 SERVICE_DOWN_TIME = 3
@@ -30,16 +30,6 @@ service_down_time = %(service_down_time)d
 [database]
 connection = %(connection)s
 """
-
-
-def wait_until(predicate, timeout=8, interval=0.1):
-    """Poll ``predicate`` until it returns a true value; return that value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 class DatabaseFile(fixtures.Fixture):
@@ -104,47 +94,22 @@ def _command(module, config_file, args):
             *args]
 
 
-class AgentProcess(fixtures.Fixture):
-    """``nova-forcedown-compute`` running until stopped or the test ends.
-
-    Its standard output and error go to a file, read with :meth:`log`.
-    """
+class AgentProcess(processes.Process):
+    """``nova-forcedown-compute`` running until stopped or the test ends."""
 
     def __init__(self, database, *args):
-        super().__init__()
-        self._database = database
-        self._args = args
-
-    def _setUp(self):
-        log_dir = self.useFixture(fixtures.TempDir()).path
-        self._log_path = os.path.join(log_dir, 'agent.log')
-        with open(self._log_path, 'wb') as log:
-            self.process = subprocess.Popen(
-                _command('nova_forcedown.cmd.compute',
-                         self._database.config_file, self._args),
-                stdout=log, stderr=subprocess.STDOUT)
-        self.addCleanup(self._kill)
-
-    def _kill(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        super().__init__(_command('nova_forcedown.cmd.compute',
+                                  database.config_file, args))
 
     def log(self):
-        with open(self._log_path) as log:
-            return log.read()
+        return self.output()
 
     def wait_for_log(self, text, timeout=8):
         return wait_until(lambda: text in self.log(), timeout)
 
-    def stop(self, signum=signal.SIGTERM, timeout=5):
-        """Send ``signum``; return the exit code."""
-        self.process.send_signal(signum)
-        return self.process.wait(timeout)
-
 
 def manage(database, *args):
     """Run ``nova-forcedown-manage``; returns the CompletedProcess."""
-    return subprocess.run(
+    return processes.run(
         _command('nova_forcedown.cmd.manage', database.config_file, args),
-        capture_output=True, text=True, timeout=30)
+        timeout=30)
