@@ -29,18 +29,30 @@ def _raise_load_failure(manager, entrypoint, exc):
 
 
 def load_route_table():
-    """Merge the route tables of every controller entry point."""
+    """Merge the route tables of every controller entry point.
+
+    A controller that fails to load stops the start-up.
+    """
     manager = extension.ExtensionManager(
         CONTROLLERS_NAMESPACE,
         on_load_failure_callback=_raise_load_failure)
+    return merge_route_tables(
+        sorted((ext.name, ext.plugin.ROUTES) for ext in manager))
+
+
+def merge_route_tables(named_tables):
+    """One ``{path: {method: handler}}`` from ``(name, ROUTES)`` pairs.
+
+    The same path and method in two tables raises DuplicateRoute.
+    """
     table = {}
-    for ext in sorted(manager, key=lambda ext: ext.name):
-        for path, methods in ext.plugin.ROUTES.items():
+    for name, routes_table in named_tables:
+        for path, methods in routes_table.items():
             merged = table.setdefault(path, {})
             for method, handler in methods.items():
                 if method in merged:
                     raise DuplicateRoute('%s %s is routed twice (%s)'
-                                         % (method, path, ext.name))
+                                         % (method, path, name))
                 merged[method] = handler
     return table
 
