@@ -80,8 +80,8 @@ class Process(fixtures.Fixture):
         self.env = env
 
     def _setUp(self):
-        self._log_file = tempfile.NamedTemporaryFile(prefix='nf-process-',
-                                               suffix='.log', delete=False)
+        self._log_file = tempfile.NamedTemporaryFile(
+            prefix='nf-process-', suffix='.log', delete=False)
         self.addCleanup(os.unlink, self._log_file.name)
         env = dict(os.environ, **(self.env or {}))
         self.process = subprocess.Popen(
