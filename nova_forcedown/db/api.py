@@ -5,6 +5,7 @@ writer transaction of :data:`context_manager`. Writes that must touch exactly
 one row check the row count. Listings are one query, never one per row.
 """
 
+import collections
 import os
 
 from oslo_db import api as oslo_db_api
@@ -18,6 +19,10 @@ from nova_forcedown import exception
 
 context_manager = enginefacade.transaction_context()
 
+# How long an SQLite connection waits for another writer's lock before it
+# gives up with "database is locked", unless the URL sets ``timeout``.
+SQLITE_BUSY_TIMEOUT_MS = 10000
+
 # Retry deadlocks and lost connections a few times before failing a request.
 retry_on_deadlock = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_on_deadlock=True, retry_interval=0.05,
@@ -29,15 +34,40 @@ COMPUTE_BINARY = 'nova-compute'
 MAX_INTEGER_ID = 2 ** 31 - 1
 
 
+# Nobody (API request or heartbeat) may wait long for a database server
+# that has gone away: the pool gives up a checkout after POOL_TIMEOUT
+# seconds and the driver a connection attempt after CONNECT_TIMEOUT (a lost
+# network otherwise waits for the kernel's TCP timeout, minutes). Values
+# set in the configuration file win. SQLite has neither.
+POOL_TIMEOUT = 10
+CONNECT_TIMEOUT = 5
+
+# Backends of a database server, whose drivers take ``connect_timeout`` as
+# a URL parameter.
+_SERVER_BACKENDS = ('postgresql', 'mysql')
+
+
 def configure(conf):
     """Point the transaction context at ``conf.database``.
 
     The directory of an SQLite file is created when missing, so the default
     database under ``state_path`` works on a fresh machine.
     """
+    _server_timeouts(conf)
     settings = _database_settings(conf)
     _ensure_sqlite_directory(settings.get('connection'))
     context_manager.configure(**settings)
+
+
+def _server_timeouts(conf):
+    url = sa.engine.make_url(conf.database.connection)
+    if url.get_backend_name() not in _SERVER_BACKENDS:
+        return
+    conf.set_default('pool_timeout', POOL_TIMEOUT, group='database')
+    if 'connect_timeout' not in url.query:
+        conf.set_default('connection_parameters',
+                         'connect_timeout=%d' % CONNECT_TIMEOUT,
+                         group='database')
 
 
 def _ensure_sqlite_directory(url):
@@ -68,6 +98,36 @@ def _database_settings(conf):
 
 def get_engine():
     return context_manager.writer.get_engine()
+
+
+def _setup_sqlite(engine):
+    """Let concurrent SQLite writers wait their turn instead of failing.
+
+    WAL journal mode lets readers go on while one writer writes, and the
+    busy timeout makes a writer wait for the lock rather than fail at once
+    with "database is locked" (a ``timeout`` in the URL, in seconds, wins).
+    Every other backend is left alone.
+    """
+    if engine.dialect.name != 'sqlite':
+        return
+    if engine.url.database in (None, '', ':memory:'):
+        return
+    pragmas = ['PRAGMA journal_mode = WAL']
+    if 'timeout' not in engine.url.query:
+        pragmas.insert(0, 'PRAGMA busy_timeout = %d' % SQLITE_BUSY_TIMEOUT_MS)
+
+    @sa.event.listens_for(engine, 'connect')
+    def _sqlite_pragmas(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            for pragma in pragmas:
+                cursor.execute(pragma)
+        finally:
+            cursor.close()
+
+
+# Engines this context manager creates (not the test fixtures' own).
+context_manager.append_on_engine_create(_setup_sqlite)
 
 
 def _not_deleted(model):
@@ -131,16 +191,42 @@ def service_host_exists(context, host):
     return context.session.execute(query).first() is not None
 
 
-@context_manager.reader
-def service_get_all(context, host=None, binary=None, exclude_binaries=()):
-    query = _service_query(context)
+# A service as listings read it: a named tuple, whose fields read at C
+# speed (a SQLAlchemy Row resolves each attribute name in Python).
+ServiceRow = collections.namedtuple(
+    'ServiceRow', tuple(models.Service.__table__.columns.keys()))
+
+
+def _filter_services(query, host, binary, exclude_binaries):
     if host is not None:
         query = query.where(models.Service.host == host)
     if binary is not None:
         query = query.where(models.Service.binary == binary)
     if exclude_binaries:
         query = query.where(models.Service.binary.not_in(exclude_binaries))
-    return context.session.scalars(query.order_by(models.Service.id)).all()
+    return query.order_by(models.Service.id)
+
+
+@context_manager.reader
+def service_get_all(context, host=None, binary=None, exclude_binaries=()):
+    query = _filter_services(_service_query(context), host, binary,
+                             exclude_binaries)
+    return context.session.scalars(query).all()
+
+
+@context_manager.reader
+def service_list_rows(context, host=None, binary=None, exclude_binaries=()):
+    """Live services as read-only :class:`ServiceRow`, for listings.
+
+    A row has every column as an attribute, as a Service object has its
+    fields, but costs no ORM identity map and no field coercion: at ten
+    thousand services that is most of a listing's time. One query.
+    """
+    table = models.Service.__table__
+    query = sa.select(table).where(table.c.deleted == 0)
+    query = _filter_services(query, host, binary, exclude_binaries)
+    return [ServiceRow._make(row)
+            for row in context.session.connection().execute(query)]
 
 
 @retry_on_deadlock
@@ -155,9 +241,12 @@ def service_update(context, service_id, values):
     values = dict(values, updated_at=now)
     if 'report_count' in values and 'last_seen_up' not in values:
         values['last_seen_up'] = now
-    result = context.session.execute(
-        sa.update(models.Service)
-        .where(models.Service.id == service_id, _not_deleted(models.Service))
+    table = models.Service.__table__
+    # Core, not the ORM: there is no object to synchronize, and the ORM's
+    # bookkeeping costs a write more than its round trip.
+    result = context.session.connection().execute(
+        sa.update(table)
+        .where(table.c.id == service_id, table.c.deleted == 0)
         .values(**values))
     if result.rowcount != 1:
         raise exception.ServiceNotFound(service_id=service_id)
@@ -174,17 +263,18 @@ def service_report_state(context, service_id):
     as now stored, so the caller learns of a force-down.
     """
     now = timeutils.utcnow()
-    service = models.Service
-    update = (sa.update(service)
-              .where(service.id == service_id, _not_deleted(service))
+    service = models.Service.__table__.c
+    update = (sa.update(models.Service.__table__)
+              .where(service.id == service_id, service.deleted == 0)
               .values(report_count=service.report_count + 1,
                       last_seen_up=now, updated_at=now))
     returned = (service.report_count, service.forced_down, service.disabled)
-    if context.session.bind.dialect.update_returning:
-        row = context.session.execute(update.returning(*returned)).first()
+    connection = context.session.connection()   # Core: see service_update
+    if connection.dialect.update_returning:
+        row = connection.execute(update.returning(*returned)).first()
     else:
-        result = context.session.execute(update)
-        row = None if result.rowcount != 1 else context.session.execute(
+        result = connection.execute(update)
+        row = None if result.rowcount != 1 else connection.execute(
             sa.select(*returned).where(service.id == service_id)).first()
     if row is None:
         raise exception.ServiceNotFound(service_id=service_id)
@@ -266,15 +356,12 @@ def _node_with_service_query():
             .where(_not_deleted(node)))
 
 
-@context_manager.reader
-def compute_node_get_all_with_service(context, limit=None, marker_id=None,
-                                      hostname_pattern=None):
-    """List (node, service) pairs in id order, paged or matched by name.
+def _page_nodes(query, limit, marker_id, hostname_pattern):
+    """Nodes after ``marker_id`` in id order, at most ``limit``, by name.
 
     ``hostname_pattern`` is a substring: SQL LIKE wildcards in it are
     escaped, so ``_`` and ``%`` match only themselves.
     """
-    query = _node_with_service_query()
     if marker_id is not None:
         query = query.where(models.ComputeNode.id > marker_id)
     if hostname_pattern is not None:
@@ -283,7 +370,44 @@ def compute_node_get_all_with_service(context, limit=None, marker_id=None,
     query = query.order_by(models.ComputeNode.id)
     if limit is not None:
         query = query.limit(limit)
+    return query
+
+
+@context_manager.reader
+def compute_node_get_all_with_service(context, limit=None, marker_id=None,
+                                      hostname_pattern=None):
+    """List (node, service) pairs in id order, paged or matched by name."""
+    query = _page_nodes(_node_with_service_query(), limit, marker_id,
+                        hostname_pattern)
     return context.session.execute(query).all()
+
+
+# The columns of compute_node_list_rows: the node's (all, or those of a
+# summary), then its service's.
+NODE_COLUMNS = tuple(models.ComputeNode.__table__.columns.keys())
+NODE_SUMMARY_COLUMNS = ('id', 'uuid', 'hypervisor_hostname', 'host')
+SERVICE_COLUMNS = ServiceRow._fields
+
+
+@context_manager.reader
+def compute_node_list_rows(context, limit=None, marker_id=None,
+                           hostname_pattern=None, summary=False,
+                           make=tuple):
+    """compute_node_get_all_with_service as plain rows, for listings.
+
+    Each row holds the values of :data:`NODE_COLUMNS` (or, for a summary,
+    :data:`NODE_SUMMARY_COLUMNS`) then of :data:`SERVICE_COLUMNS`, read
+    with SQLAlchemy Core: no ORM objects, no per-row bookkeeping. One
+    query. ``make(row)`` builds each item as the row is read, so a large
+    listing never holds its rows and its items at once.
+    """
+    node = models.ComputeNode.__table__
+    columns = ([node.c[name] for name in NODE_SUMMARY_COLUMNS] if summary
+               else list(node.columns))
+    query = _node_with_service_query().with_only_columns(
+        *columns, *models.Service.__table__.columns)
+    query = _page_nodes(query, limit, marker_id, hostname_pattern)
+    return [make(row) for row in context.session.connection().execute(query)]
 
 
 @context_manager.reader

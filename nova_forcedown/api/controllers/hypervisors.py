@@ -32,13 +32,13 @@ PATTERN_WITH_PAGING = ('Paging over hypervisors with the '
 def list_hypervisors(req):
     params = validation.query(req, _index_schema(req.version))
     req.context.can(policies.LIST)
-    return _listing(req, params, views.summary, 'hypervisors')
+    return _listing(req, params, views.Hypervisors.summary, 'hypervisors')
 
 
 def list_hypervisors_detail(req):
     params = validation.query(req, _index_schema(req.version))
     req.context.can(policies.LIST_DETAIL)
-    return _listing(req, params, views.detail, 'hypervisors')
+    return _listing(req, params, views.Hypervisors.detail, 'hypervisors')
 
 
 def show_hypervisor(req):
@@ -81,15 +81,16 @@ def hypervisor_uptime(req):
 def search_hypervisors(req):
     req.context.can(policies.SEARCH)
     nodes = _matching(req, req.urlvars['id'])
-    return _respond(req, nodes, views.summary, 'hypervisors')
+    return _respond(req, nodes, views.Hypervisors.summary, 'hypervisors')
 
 
 @microversion.available('2.1', '2.52')
 def hypervisor_servers(req):
     req.context.can(policies.SERVERS)
     nodes = _matching(req, req.urlvars['id'])
-    items = [views.summary(node, req.is_up(node.service), req.version,
-                           _with_status(req)) for node in nodes]
+    view = views.Hypervisors(req.version, _with_status(req))
+    is_up = req.app.servicegroup.service_is_up
+    items = [view.summary(node, is_up(node.service)) for node in nodes]
     _add_servers(req, nodes, items, omit_empty=True)
     return api_request.json_response({'hypervisors': items})
 
@@ -112,17 +113,19 @@ def _listing(req, params, view, key):
     pattern = validation.last(params, 'hypervisor_hostname_pattern')
     limit_text = validation.last(params, 'limit')
     marker = validation.last(params, 'marker')
+    summary = view is views.Hypervisors.summary
     if pattern is not None:
         if limit_text is not None or marker is not None:
             raise webob.exc.HTTPBadRequest(explanation=PATTERN_WITH_PAGING)
-        nodes = _matching(req, pattern)
+        nodes = _matching(req, pattern, summary)
         return _respond(req, nodes, view, key, params)
     if not req.version.matches('2.33'):
-        nodes = node_obj.ComputeNodeList.get_all_with_service(req.context)
+        nodes = node_obj.ComputeNodeList.get_records_with_service(
+            req.context, summary=summary)
         return _respond(req, nodes, view, key, params)
     limit = _page_size(req, limit_text)
-    nodes = node_obj.ComputeNodeList.get_all_with_service(
-        req.context, limit=limit, marker=marker)
+    nodes = node_obj.ComputeNodeList.get_records_with_service(
+        req.context, limit=limit, marker=marker, summary=summary)
     return _respond(req, nodes, view, key, params,
                     links=_next_links(req, nodes, limit, params))
 
@@ -143,8 +146,10 @@ def _page_size(req, limit_text):
 
 
 def _respond(req, nodes, view, key, params=None, links=None):
-    with_status = _with_status(req)
-    items = [view(node, req.is_up(node.service), req.version, with_status)
+    """``view`` is a method of :class:`views.Hypervisors`."""
+    views_of_request = views.Hypervisors(req.version, _with_status(req))
+    is_up = req.app.servicegroup.service_is_up
+    items = [view(views_of_request, node, is_up(node.service))
              for node in nodes]
     if params and _with_servers(params):
         _add_servers(req, nodes, items,
@@ -166,9 +171,9 @@ def _next_links(req, nodes, limit, params):
     return [{'rel': 'next', 'href': href}]
 
 
-def _matching(req, pattern):
-    nodes = node_obj.ComputeNodeList.get_all_with_service(
-        req.context, hostname_pattern=pattern)
+def _matching(req, pattern, summary=True):
+    nodes = node_obj.ComputeNodeList.get_records_with_service(
+        req.context, hostname_pattern=pattern, summary=summary)
     if not nodes:
         raise exception.HypervisorPatternNotFound(pattern=pattern)
     return nodes

@@ -1,4 +1,8 @@
-"""Service views: pure functions of (service, is_up, version, zones)."""
+"""Service views: pure functions of (service, is_up, version, zones).
+
+A listing renders every service with one :class:`Services`, which reads
+the microversion and the zone options once, not once per service.
+"""
 
 COMPUTE_TOPIC = 'compute'
 
@@ -7,7 +11,11 @@ def timestamp(value):
     """Nova's timestamp text: microseconds, no zone suffix (UTC implied)."""
     if value is None:
         return None
-    return value.replace(tzinfo=None).strftime('%Y-%m-%dT%H:%M:%S.%f')
+    if value.tzinfo is not None:
+        value = value.replace(tzinfo=None)
+    # isoformat gives the text of strftime('%Y-%m-%dT%H:%M:%S.%f') at a
+    # tenth of its cost, which a listing of thousands notices.
+    return value.isoformat(timespec='microseconds')
 
 
 def zone(service, conf):
@@ -24,18 +32,33 @@ def state(is_up):
     return 'up' if is_up else 'down'
 
 
+class Services:
+    """The service view of one request."""
+
+    def __init__(self, version, conf):
+        self.uuid_ids = version.matches('2.53')
+        self.forced_down = version.matches('2.11')
+        self.default_zone = conf.default_availability_zone
+        self.internal_zone = conf.internal_service_availability_zone
+
+    def service(self, service, is_up):
+        view = {
+            'id': service.uuid if self.uuid_ids else service.id,
+            'binary': service.binary,
+            'host': service.host,
+            'zone': ((service.availability_zone or self.default_zone)
+                     if service.topic == COMPUTE_TOPIC
+                     else self.internal_zone),
+            'status': 'disabled' if service.disabled else 'enabled',
+            'state': 'up' if is_up else 'down',
+            'updated_at': timestamp(service.updated_at),
+            'disabled_reason': service.disabled_reason,
+        }
+        if self.forced_down:
+            view['forced_down'] = service.forced_down
+        return view
+
+
 def service(service, is_up, version, conf):
     """A list item, and the 2.53+ update response."""
-    view = {
-        'id': service.uuid if version.matches('2.53') else service.id,
-        'binary': service.binary,
-        'host': service.host,
-        'zone': zone(service, conf),
-        'status': status(service),
-        'state': state(is_up),
-        'updated_at': timestamp(service.updated_at),
-        'disabled_reason': service.disabled_reason,
-    }
-    if version.matches('2.11'):
-        view['forced_down'] = service.forced_down
-    return view
+    return Services(version, conf).service(service, is_up)
