@@ -2,13 +2,16 @@
 
 :func:`load_app` hands the private ConfigOpts to every factory: paste's
 global_conf carries a key (paste interpolates its values, so it must be a
-string) into :data:`_LOADED_CONFS`. Nothing reads a global CONF.
+string) into :data:`_LOADED_CONFS`. Nothing reads a global CONF: the
+oslo.middleware pieces get the ConfigOpts object itself (given a dict, they
+fall back to the global ``cfg.CONF``).
 """
 
 import os
 
 from oslo_log import log as logging
 from oslo_middleware import healthcheck
+from oslo_middleware.healthcheck import opts as healthcheck_opts
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
@@ -18,6 +21,7 @@ from nova_forcedown.api import auth
 from nova_forcedown.api.controllers import versions
 from nova_forcedown.api import extensions
 from nova_forcedown.api import fault
+from nova_forcedown.api import healthcheck as api_healthcheck
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api import router
 from nova_forcedown import objects
@@ -145,10 +149,16 @@ def api_legacy_v2_factory(global_conf, **local_conf):
 
 
 def healthcheck_factory(global_conf, **local_conf):
+    """/healthcheck: 503 while the database does not answer SELECT 1.
+
+    ``[healthcheck] backends`` defaults to the ``database`` backend
+    (api/healthcheck.py); an operator may list others, e.g.
+    ``disable_by_file``, or none.
+    """
     conf = _conf(global_conf)
-    return healthcheck.Healthcheck(None, {
-        'oslo_config_config': conf, 'backends': [],
-        'path': '/healthcheck'})
+    conf.register_opts(healthcheck_opts.HEALTHCHECK_OPTS, group='healthcheck')
+    conf.set_default('backends', [api_healthcheck.NAME], group='healthcheck')
+    return healthcheck.Healthcheck(None, conf)
 
 
 # --------------------------------------------------------------- filters
@@ -166,8 +176,7 @@ def http_proxy_to_wsgi_factory(global_conf, **local_conf):
     conf = _conf(global_conf)
 
     def _filter(app):
-        return http_proxy_to_wsgi.HTTPProxyToWSGI(
-            app, {'oslo_config_config': conf})
+        return http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return _filter
 
 
@@ -180,8 +189,7 @@ def sizelimit_factory(global_conf, **local_conf):
     limit = conf.wsgi.max_request_body_size
 
     def _filter(app):
-        limiter = sizelimit.RequestBodySizeLimiter(
-            app, {'oslo_config_config': conf})
+        limiter = sizelimit.RequestBodySizeLimiter(app, conf)
         limiter.oslo_conf.set_override('max_request_body_size', limit,
                                        group='oslo_middleware')
         return limiter

@@ -7,6 +7,7 @@ is ``{"<faultName>": {"code": <int>, "message": "<text>"}}`` as JSON.
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
+from sqlalchemy import exc as sa_exc
 import webob
 import webob.dec
 import webob.exc
@@ -45,6 +46,27 @@ UNEXPECTED_MESSAGE = ('Unexpected API Error. Please report this at '
                       'API log if possible.')
 DATABASE_DOWN_MESSAGE = ('The database is unavailable; try again later.')
 
+# What a lost or unreachable database looks like by the time it reaches the
+# API: oslo.db's wrapped errors (a refused or dropped connection, a deadlock
+# still failing after its retries) and what oslo.db passes through unwrapped
+# (the pool's checkout timeout, a driver-level OperationalError or
+# InterfaceError on a dead connection). All are transient: 503, retry later.
+_DATABASE_OUTAGES = (db_exc.DBConnectionError, db_exc.DBDeadlock,
+                     sa_exc.OperationalError, sa_exc.InterfaceError,
+                     sa_exc.DisconnectionError, sa_exc.TimeoutError)
+
+
+def is_database_outage(exc):
+    """Whether ``exc`` means the database cannot be used just now.
+
+    A plain oslo.db DBError counts when the driver error it wraps does.
+    """
+    if isinstance(exc, _DATABASE_OUTAGES):
+        return True
+    inner = getattr(exc, 'inner_exception', None)
+    return (isinstance(exc, db_exc.DBError) and inner is not None and
+            inner is not exc and isinstance(inner, _DATABASE_OUTAGES))
+
 
 def response(status, message, headers=()):
     """A JSON fault response with Nova's fault name for ``status``."""
@@ -81,11 +103,17 @@ def from_exception(exc):
         resp = from_domain_exception(exc)
         if resp is not None:
             return resp
-    if isinstance(exc, db_exc.DBConnectionError):
-        LOG.error('Database unavailable while handling a request: %s', exc)
+    if is_database_outage(exc):
+        LOG.error('Database unavailable while handling a request: %s',
+                  _first_line(exc))
         return response(503, DATABASE_DOWN_MESSAGE)
     LOG.exception('Unexpected error while handling a request')
     return response(500, UNEXPECTED_MESSAGE)
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class FaultWrapper:

@@ -7,6 +7,7 @@ over these defaults; ``--host`` and ``--port`` win over everything.
 
 import argparse
 import ipaddress
+import os
 import socket
 import sys
 
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown.api import deploy
+from nova_forcedown.api import statement_count
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
@@ -157,6 +159,8 @@ def main(argv=None):
         _check_bind(host, port)
         prepare_database(conf)
         app = deploy.load_app(conf)
+        if statement_count.enabled(os.environ):
+            app = statement_count.StatementCounter(app, db_api.get_engine())
     except cfg.Error as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 2
