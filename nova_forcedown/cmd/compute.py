@@ -20,6 +20,7 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown import exception
+from nova_forcedown import notifications
 from nova_forcedown import objects
 from nova_forcedown.servicegroup import heartbeat
 
@@ -95,6 +96,7 @@ def _stop_on_signals():
 def _start(conf):
     driver = compute_agent.load_driver(conf)
     db_api.configure(conf)
+    notifications.configure(conf)
     if conf.database.sync_on_startup:
         migration.db_sync()
     migration.check_migrated()
@@ -112,6 +114,7 @@ def _serve(conf, agent, stop):
         agent.refresh_resources()
     LOG.info('Stopping on signal.')
     agent.stop()
+    notifications.flush()
 
 
 if __name__ == '__main__':

@@ -15,6 +15,8 @@ from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown import exception
+from nova_forcedown import notifications
+from nova_forcedown.notifications import listener
 from nova_forcedown import objects
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
@@ -135,9 +137,43 @@ def _add_service_parsers(subparsers):
     enable.set_defaults(func=_service_enable)
 
 
+def _notifications_listen(conf):
+    """Print notifications until Ctrl-C; the database is not used."""
+    topics = (conf.command.topics or
+              conf.notifications.versioned_notifications_topics)
+
+    def ready(url):
+        print('Listening to %s on %s (Ctrl-C to stop).'
+              % (', '.join(topics), url), flush=True)
+
+    try:
+        listener.listen(conf, topics, sys.stdout, ready=ready)
+    except KeyboardInterrupt:
+        pass
+    except listener.ListenError as exc:
+        raise exception.NovaForcedownException(str(exc))
+
+
+def _add_notifications_parsers(subparsers):
+    commands = subparsers.add_parser(
+        'notifications', help='Notification commands, on the message bus.'
+    ).add_subparsers(dest='notifications_command', required=True)
+    listen = commands.add_parser(
+        'listen', help='Print service notifications as they arrive, from a '
+                       'private queue that takes nothing from other '
+                       'consumers. Ctrl-C stops.')
+    listen.add_argument('--topic', dest='topics', action='append',
+                        metavar='TOPIC',
+                        help='Topic to listen to; repeat for more (default: '
+                             '[notifications] versioned_notifications_'
+                             'topics).')
+    listen.set_defaults(func=_notifications_listen)
+
+
 def _add_parsers(subparsers):
     _add_db_parsers(subparsers)
     _add_service_parsers(subparsers)
+    _add_notifications_parsers(subparsers)
 
 
 COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
@@ -156,7 +192,9 @@ def main(argv=None):
     objects.register_all()
     try:
         db_api.configure(conf)
+        notifications.configure(conf)
         conf.command.func(conf)
+        notifications.flush()
     except exception.NovaForcedownException as exc:
         print('nova-forcedown-manage: %s' % exc, file=sys.stderr)
         return 1

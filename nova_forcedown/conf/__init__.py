@@ -10,10 +10,11 @@ from oslo_log import log as logging
 from nova_forcedown.conf import api
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
+from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
 from nova_forcedown.conf import wsgi
 
-_GROUP_MODULES = (default, database, api, wsgi)
+_GROUP_MODULES = (default, database, api, wsgi, notifications)
 
 PROJECT = 'nova_forcedown'
 

@@ -6,6 +6,7 @@ from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import api as db_api
+from nova_forcedown import notifications
 from nova_forcedown.objects import base
 
 COMPUTE_BINARY = db_api.COMPUTE_BINARY
@@ -83,12 +84,16 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         values.setdefault('uuid', uuidutils.generate_uuid())
         db_service = db_api.service_create(self._context, values)
         self._from_db_object(self._context, self, db_service)
+        notifications.service_changed(self._context, self, 'create')
 
     def save(self):
         """Write the changed fields, and only those, in one UPDATE.
 
         A stale object therefore never undoes an admin's forced_down or
         disabled written since it was loaded.
+
+        ``service.update`` is notified, once the UPDATE is committed, when
+        the changes include an admin field, even one set to its old value.
         """
         changes = self.obj_get_changes()
         changes.pop('id', None)
@@ -98,6 +103,8 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         for field, value in written.items():
             setattr(self, field, value)
         self.obj_reset_changes()
+        if set(changes).intersection(ADMIN_FIELDS):
+            notifications.service_changed(self._context, self, 'update')
 
     def record_heartbeat(self):
         """Bump report_count and last_seen_up in the database, nothing else.
@@ -112,6 +119,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     def destroy(self):
         db_api.service_destroy(self._context, self.id)
+        notifications.service_changed(self._context, self, 'delete')
 
 
 @base.ObjectRegistry.register

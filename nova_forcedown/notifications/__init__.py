@@ -1,0 +1,93 @@
+"""Versioned notifications about services: create, update and delete.
+
+Each process that changes services configures this module once at start-up
+with :func:`configure` (the API app when it is built, the compute agent and
+``nova-forcedown-manage`` in their ``main``), like the database. The Service
+object then calls :func:`service_changed` after each committed change that
+an operator or a fault monitor cares about. The module holds the sender
+rather than the request context because the object's callers (the API, the
+agent, the command line) have no other common place to carry it, and a
+notification belongs to the process, not to one request.
+
+Notifications are best effort: building and queueing one never raises and
+never waits for the broker; see :mod:`.sender`.
+"""
+
+from oslo_log import log as logging
+
+from nova_forcedown.conf import notifications as notifications_conf
+from nova_forcedown.notifications import payload as payload_mod
+from nova_forcedown.notifications import sender as sender_mod
+
+LOG = logging.getLogger(__name__)
+
+_STATE = {'conf': None, 'sender': None}
+
+
+def configure(conf):
+    """Send notifications as ``conf`` says, from now on, in this process.
+
+    Cheap and idempotent: nothing connects until the first notification.
+    With ``[notifications] notification_format = unversioned`` (the default)
+    nothing is ever sent.
+    """
+    if _STATE['conf'] is conf:
+        return
+    reset()
+    _STATE['conf'] = conf
+    if notifications_conf.versioned_enabled(conf):
+        _STATE['sender'] = sender_mod.Sender(conf)
+        LOG.info('Versioned notifications are sent to topic(s) %s.',
+                 ', '.join(conf.notifications.versioned_notifications_topics))
+
+
+def reset():
+    """Stop sending (tests); queued notifications are flushed first."""
+    sender = _STATE['sender']
+    _STATE.update(conf=None, sender=None)
+    if sender is not None:
+        sender.flush()
+
+
+def enabled():
+    return _STATE['sender'] is not None
+
+
+def service_changed(context, service, action):
+    """Notify ``service.<action>`` for a committed change of ``service``.
+
+    ``action`` is ``create``, ``update`` or ``delete``. Does nothing unless
+    versioned notifications are enabled; a failure is logged, not raised.
+    """
+    sender = _STATE['sender']
+    if sender is None:
+        return
+    try:
+        notification = payload_mod.ServiceStatusNotification(service, action)
+        sender.send(_context_dict(context), notification.event_type,
+                    notification.publisher_id,
+                    notification.payload.to_wire())
+    except Exception:
+        LOG.exception('Could not build the service.%(action)s notification '
+                      'of %(binary)s on %(host)s.',
+                      {'action': action,
+                       'binary': getattr(service, 'binary', None),
+                       'host': getattr(service, 'host', None)})
+
+
+def flush(timeout=sender_mod.EXIT_FLUSH_TIMEOUT):
+    """Wait (at most ``timeout`` s) until queued notifications are sent."""
+    sender = _STATE['sender']
+    return True if sender is None else sender.flush(timeout)
+
+
+def _context_dict(context):
+    """The request context for the envelope, without credentials.
+
+    Nova sends its context whole; tokens are left out here because a
+    notification consumer has no use for them and should never see them.
+    """
+    if context is None:
+        return {}
+    return {key: value for key, value in context.to_dict().items()
+            if 'token' not in key}
