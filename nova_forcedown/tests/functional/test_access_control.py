@@ -21,7 +21,6 @@ import fixtures
 from oslo_serialization import jsonutils
 from oslotest import base
 import testscenarios
-import webob
 
 from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
@@ -97,14 +96,8 @@ class _AccessTestCase(base.BaseTestCase):
         return deploy.load_app(conf)
 
     def request(self, method, path, version=None, body=None, headers=None):
-        req = webob.Request.blank(path, method=method)
-        req.headers.update(headers or {})
-        if version:
-            req.headers['OpenStack-API-Version'] = 'compute ' + version
-        if body is not None:
-            req.content_type = 'application/json'
-            req.body = jsonutils.dump_as_bytes(body)
-        return req.get_response(self.app)
+        return api_fixtures.call_app(self.app, method, path, version, body,
+                                     headers)
 
     def run_matrix(self, credentials, include_writes=True):
         """Every endpoint with each credential; returns the mismatches.

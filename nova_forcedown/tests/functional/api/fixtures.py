@@ -20,6 +20,7 @@ from gabbi import fixture
 from oslo_db.sqlalchemy import enginefacade
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
+import webob
 
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context
@@ -39,6 +40,18 @@ def setup_app():
     def app(environ, start_response):
         return _RUNNING['app'](environ, start_response)
     return app
+
+
+def call_app(app, method, path, version=None, body=None, headers=None):
+    """Send one request to ``app``; ``body`` is sent as JSON."""
+    req = webob.Request.blank(path, method=method)
+    req.headers.update(headers or {})
+    if version:
+        req.headers['OpenStack-API-Version'] = 'compute ' + version
+    if body is not None:
+        req.content_type = 'application/json'
+        req.body = jsonutils.dump_as_bytes(body)
+    return req.get_response(app)
 
 
 def make_conf(**overrides):

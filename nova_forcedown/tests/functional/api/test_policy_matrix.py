@@ -10,7 +10,6 @@ import tempfile
 from oslo_policy import opts as policy_opts
 from oslo_serialization import jsonutils
 from oslotest import base
-import webob
 
 from nova_forcedown.api import deploy
 from nova_forcedown import context
@@ -82,17 +81,13 @@ class _AppTestCase(base.BaseTestCase):
 
     def request(self, method, path, token=None, version=None, body=None,
                 roles=None):
-        req = webob.Request.blank(path, method=method)
+        headers = {}
         if token:
-            req.headers['X-Auth-Token'] = token
+            headers['X-Auth-Token'] = token
         if roles:
-            req.headers['X-Roles'] = roles
-        if version:
-            req.headers['OpenStack-API-Version'] = 'compute ' + version
-        if body is not None:
-            req.content_type = 'application/json'
-            req.body = jsonutils.dump_as_bytes(body)
-        return req.get_response(self.app)
+            headers['X-Roles'] = roles
+        return fixtures.call_app(self.app, method, path, version, body,
+                                 headers)
 
 
 class PolicyMatrixTest(_AppTestCase):
