@@ -19,7 +19,14 @@ extensions = [
     'oslo_config.sphinxconfiggen',
     'oslo_policy.sphinxext',
     'oslo_policy.sphinxpolicygen',
+    'os_api_ref',
 ]
+
+# os-api-ref: the API reference (doc/source/api) is written with its
+# rest_method / rest_parameters / rest_status_code directives. The
+# microversion selector offers the range the API serves.
+os_api_ref_min_microversion = '2.1'
+os_api_ref_max_microversion = '2.104'
 
 config_generator_config_file = os.path.join(
     _ETC, 'nova_forcedown-config-generator.conf')
