@@ -3,8 +3,6 @@
 from oslo_serialization import jsonutils
 import webob
 
-from nova_forcedown import notifications
-
 ENV_CONTEXT = 'nova_forcedown.context'
 ENV_VERSION = 'nova_forcedown.version'
 ENV_APP = 'nova_forcedown.app'
@@ -15,11 +13,6 @@ class AppState:
 
     def __init__(self, conf, servicegroup_api, authorizer, extensions,
                  legacy_v2=False):
-        # However the app is served (nova-forcedown-api, nova_forcedown.wsgi,
-        # an operator's own paste pipeline), it is built through here, so
-        # this is where the API process learns how to notify. Cheap and
-        # idempotent; nothing connects before the first notification.
-        notifications.configure(conf)
         self.conf = conf
         self.servicegroup = servicegroup_api
         self.authorizer = authorizer
