@@ -31,7 +31,7 @@ class Hypervisors:
         view = {'id': node.uuid if self.uuid_ids else node.id,
                 'hypervisor_hostname': node.hypervisor_hostname}
         if self.with_status:
-            view['state'] = 'up' if is_up else 'down'
+            view['state'] = service_views.state(is_up)
             view['status'] = service_views.status(node.service)
         return view
 

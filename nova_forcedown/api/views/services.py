@@ -19,9 +19,15 @@ def timestamp(value):
 
 
 def zone(service, conf):
+    return _zone(service, conf.default_availability_zone,
+                 conf.internal_service_availability_zone)
+
+
+def _zone(service, default_zone, internal_zone):
+    """The agent's zone (else the default) for compute, else internal."""
     if service.topic == COMPUTE_TOPIC:
-        return service.availability_zone or conf.default_availability_zone
-    return conf.internal_service_availability_zone
+        return service.availability_zone or default_zone
+    return internal_zone
 
 
 def status(service):
@@ -46,11 +52,9 @@ class Services:
             'id': service.uuid if self.uuid_ids else service.id,
             'binary': service.binary,
             'host': service.host,
-            'zone': ((service.availability_zone or self.default_zone)
-                     if service.topic == COMPUTE_TOPIC
-                     else self.internal_zone),
-            'status': 'disabled' if service.disabled else 'enabled',
-            'state': 'up' if is_up else 'down',
+            'zone': _zone(service, self.default_zone, self.internal_zone),
+            'status': status(service),
+            'state': state(is_up),
             'updated_at': timestamp(service.updated_at),
             'disabled_reason': service.disabled_reason,
         }
