@@ -138,3 +138,13 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES)
         return base.list_from_db(cls, Service, context, db_services)
+
+    @staticmethod
+    def get_records(context, host=None, binary=None, include_api=True):
+        """What get_all returns, as read-only records (db.api.ServiceRow).
+
+        For listings of thousands: no versioned object is built per row.
+        """
+        return db_api.service_list_rows(
+            context, host=host, binary=binary,
+            exclude_binaries=() if include_api else API_BINARIES)

@@ -20,10 +20,9 @@ def list_services(req):
     req.context.can(policies.LIST)
     # Read-only rows rather than Service objects: a listing of thousands
     # of services spends its time building objects it never changes.
-    services = db_api.service_list_rows(
+    services = service_obj.ServiceList.get_records(
         req.context, host=validation.last(params, 'host') or None,
-        binary=validation.last(params, 'binary') or None,
-        exclude_binaries=service_obj.API_BINARIES)
+        binary=validation.last(params, 'binary') or None, include_api=False)
     view = views.Services(req.version, req.app.conf)
     is_up = req.app.servicegroup.service_is_up
     return api_request.json_response({'services': [
