@@ -43,8 +43,12 @@ def http_get(url, headers=None, timeout=5):
         return error.code, error.read()
 
 
-def wait_until(predicate, timeout=8, interval=0.1):
-    """Poll ``predicate`` until it returns a true value; return that value."""
+def wait_until(predicate, timeout=30, interval=0.1):
+    """Poll ``predicate`` until it returns a true value; return that value.
+
+    The default timeout is generous because CI runs process tests two at a
+    time beside database-heavy ones; a passing wait returns at once.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()

@@ -104,7 +104,7 @@ class AgentProcess(processes.Process):
     def log(self):
         return self.output()
 
-    def wait_for_log(self, text, timeout=8):
+    def wait_for_log(self, text, timeout=30):
         return wait_until(lambda: text in self.log(), timeout)
 
 
