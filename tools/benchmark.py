@@ -23,8 +23,11 @@ connections:
   server is started with NOVA_FORCEDOWN_COUNT_SQL=1, which makes it count
   the statements of each request and answer them in the
   X-Nova-Forcedown-SQL-Statements header (off unless that variable is set);
-* the heartbeat rate of the DB servicegroup driver (report_state over the N
-  services from several threads, in this process, on the same database);
+* the heartbeat rate of the DB servicegroup driver over the N services,
+  sent by agent processes forked from this one: one host per agent
+  (report_state, one UPDATE per heartbeat, as a cloud of one agent per
+  host sends them) and agents of many hosts (report_states of
+  ``--heartbeat-batch`` services, one UPDATE for them all);
 * the peak RSS of the API processes, master and workers summed (sampled
   with psutil while the listings run).
 
@@ -576,10 +579,11 @@ def _latency_summary(latencies, failures, statements, elapsed):
     return summary
 
 
-def _heartbeat_worker(url, process, processes, threads, seconds):
-    """One agent process: report_state of its share of the computes.
+def _heartbeat_worker(url, process, processes, threads, seconds, batch):
+    """One agent process: heartbeats of its share of the computes.
 
-    Returns (heartbeats, failures, seconds).
+    Each thread reports ``batch`` services at a time, with report_state
+    when that is one. Returns (heartbeats, failures, seconds).
     """
     logging.getLogger('nova_forcedown').setLevel(logging.ERROR)
     manager = db_api.context_manager.make_new_manager()
@@ -594,13 +598,17 @@ def _heartbeat_worker(url, process, processes, threads, seconds):
 
         def beat(worker):
             mine = services[worker::threads]
-            for position in itertools.count():
+            chunks = [mine[first:first + batch]
+                      for first in range(0, len(mine), batch)]
+            for chunk in itertools.cycle(chunks):
                 if time.monotonic() > deadline:
                     return
                 try:
-                    db_driver.DbDriver.report_state(
-                        mine[position % len(mine)])
-                    counts[worker] += 1
+                    if batch == 1:
+                        db_driver.DbDriver.report_state(chunk[0])
+                    else:
+                        db_driver.DbDriver.report_states(chunk)
+                    counts[worker] += len(chunk)
                 except Exception as exc:  # noqa: counted, not fatal
                     failures.append(repr(exc))
         start = time.perf_counter()
@@ -616,12 +624,12 @@ def _heartbeat_worker(url, process, processes, threads, seconds):
         manager.writer.get_engine().dispose()
 
 
-def measure_heartbeats(url, processes, threads, seconds):
-    """The DB driver's report_state of the N computes, as agents send them.
+def measure_heartbeats(url, processes, threads, seconds, batch=1):
+    """The DB driver's heartbeats of the N computes, as agents send them.
 
     Heartbeats come from many agent processes; here ``processes`` processes
     of ``threads`` threads each share the computes and report in a loop for
-    ``seconds``.
+    ``seconds``, ``batch`` services per call.
     """
     context = multiprocessing.get_context('fork')
     with concurrent.futures.ProcessPoolExecutor(
@@ -629,11 +637,12 @@ def measure_heartbeats(url, processes, threads, seconds):
         outcomes = list(pool.map(
             _heartbeat_worker, [url] * processes, range(processes),
             [processes] * processes, [threads] * processes,
-            [seconds] * processes))
+            [seconds] * processes, [batch] * processes))
     total = sum(outcome[0] for outcome in outcomes)
     failures = [failure for outcome in outcomes for failure in outcome[1]]
     elapsed = max(outcome[2] for outcome in outcomes)
-    return {'processes': processes, 'threads': threads, 'heartbeats': total,
+    return {'processes': processes, 'threads': threads, 'batch': batch,
+            'heartbeats': total,
             'seconds': round(elapsed, 2),
             'per_second': round(total / elapsed, 1),
             'failures': len(failures),
@@ -688,6 +697,10 @@ def print_table(report, out=sys.stdout):
     line('heartbeats report_state/s (fail)', ['%s (%d)' % (
         run['heartbeats']['per_second'], run['heartbeats']['failures'])
         for run in runs])
+    line('  batched, %d hosts per call' % runs[0]['heartbeats_batched'][
+        'batch'], ['%s (%d)' % (run['heartbeats_batched']['per_second'],
+                                run['heartbeats_batched']['failures'])
+                   for run in runs])
     line('API peak RSS MB: sum (largest proc)', ['%.0f (%.0f)' % (
         run['rss']['peak_sum_mb'], run['rss']['peak_process_mb'])
         for run in runs])
@@ -725,13 +738,13 @@ def run_one(args, hosts):
         finally:
             sampler.stop()
         server.stop()
-        heartbeats = measure_heartbeats(database.url_text,
-                                        args.heartbeat_processes,
-                                        args.heartbeat_threads,
-                                        args.heartbeat_seconds)
+        senders = (database.url_text, args.heartbeat_processes,
+                   args.heartbeat_threads, args.heartbeat_seconds)
+        heartbeats = measure_heartbeats(*senders)
+        batched = measure_heartbeats(*senders, batch=args.heartbeat_batch)
         return {
             'hosts': hosts, 'listings': listings, 'force_down': force_down,
-            'heartbeats': heartbeats,
+            'heartbeats': heartbeats, 'heartbeats_batched': batched,
             'rss': {'peak_sum_mb': round(sampler.peak_sum / 2 ** 20, 1),
                     'peak_process_mb': round(sampler.peak_process / 2 ** 20,
                                              1)},
@@ -778,6 +791,9 @@ def parse_args(argv):
     parser.add_argument('--heartbeat-threads', type=int, default=4,
                         help='threads per agent process (default 4)')
     parser.add_argument('--heartbeat-seconds', type=float, default=5.0)
+    parser.add_argument('--heartbeat-batch', type=int, default=100,
+                        help='hosts per agent in the batched heartbeat run '
+                             '(default 100)')
     args = parser.parse_args(argv)
     args.hosts = [int(value) for value in args.hosts.split(',') if value]
     return args

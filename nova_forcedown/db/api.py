@@ -253,33 +253,69 @@ def service_update(context, service_id, values):
     return values
 
 
-@retry_on_deadlock
-@context_manager.writer
-def service_report_state(context, service_id):
-    """Record a heartbeat: bump report_count and last_seen_up, nothing else.
+# Ids per heartbeat UPDATE: well under every backend's limit of bound
+# parameters (SQLite's is 32766), and a short lock on each chunk of rows.
+HEARTBEAT_CHUNK = 500
 
-    The increment happens in SQL, so concurrent heartbeats and admin writes
-    never undo each other. Returns the heartbeat values and the admin flags
-    as now stored, so the caller learns of a force-down.
+_SERVICES = models.Service.__table__
+_HEARTBEAT_IDS = sa.bindparam('ids', expanding=True)
+_HEARTBEAT_RETURNS = (_SERVICES.c.id, _SERVICES.c.report_count,
+                      _SERVICES.c.forced_down, _SERVICES.c.disabled)
+# Built once: a heartbeat is the most frequent write there is, and building
+# the statement costs a sender more than executing it.
+_HEARTBEAT_UPDATE = (
+    sa.update(_SERVICES)
+    .where(_SERVICES.c.id.in_(_HEARTBEAT_IDS), _SERVICES.c.deleted == 0)
+    .values(report_count=_SERVICES.c.report_count + 1,
+            last_seen_up=sa.bindparam('now'),
+            updated_at=sa.bindparam('now')))
+_HEARTBEAT_UPDATE_RETURNING = _HEARTBEAT_UPDATE.returning(*_HEARTBEAT_RETURNS)
+_HEARTBEAT_READ_BACK = sa.select(*_HEARTBEAT_RETURNS).where(
+    _SERVICES.c.id.in_(_HEARTBEAT_IDS), _SERVICES.c.deleted == 0)
+
+
+@retry_on_deadlock
+@context_manager.writer.connection
+def service_report_states(context, service_ids):
+    """Record a heartbeat of each service: report_count and last_seen_up.
+
+    One UPDATE per HEARTBEAT_CHUNK services, in one transaction, so an
+    agent of many hosts costs the database a statement per chunk rather
+    than per host. The increment happens in SQL, so concurrent heartbeats
+    and admin writes never undo each other.
+
+    Returns ``{id: values}`` with the heartbeat values and the admin flags
+    as now stored, so the caller learns of a force-down; the id of a row
+    that is gone (deleted) is missing from it.
     """
     now = timeutils.utcnow()
-    service = models.Service.__table__.c
-    update = (sa.update(models.Service.__table__)
-              .where(service.id == service_id, service.deleted == 0)
-              .values(report_count=service.report_count + 1,
-                      last_seen_up=now, updated_at=now))
-    returned = (service.report_count, service.forced_down, service.disabled)
-    connection = context.session.connection()   # Core: see service_update
+    ids = sorted(set(service_ids))    # one lock order: no deadlocks
+    stored = {}
+    for first in range(0, len(ids), HEARTBEAT_CHUNK):
+        chunk = ids[first:first + HEARTBEAT_CHUNK]
+        for row in _report_chunk(context.connection, chunk, now):
+            stored[row[0]] = {
+                'report_count': row[1], 'forced_down': bool(row[2]),
+                'disabled': bool(row[3]), 'last_seen_up': now,
+                'updated_at': now}
+    return stored
+
+
+def _report_chunk(connection, ids, now):
     if connection.dialect.update_returning:
-        row = connection.execute(update.returning(*returned)).first()
-    else:
-        result = connection.execute(update)
-        row = None if result.rowcount != 1 else connection.execute(
-            sa.select(*returned).where(service.id == service_id)).first()
-    if row is None:
+        return connection.execute(_HEARTBEAT_UPDATE_RETURNING,
+                                  {'ids': ids, 'now': now}).all()
+    # MySQL/MariaDB: read back the rows this transaction has just locked.
+    connection.execute(_HEARTBEAT_UPDATE, {'ids': ids, 'now': now})
+    return connection.execute(_HEARTBEAT_READ_BACK, {'ids': ids}).all()
+
+
+def service_report_state(context, service_id):
+    """Heartbeat of one service; raises ServiceNotFound when it is gone."""
+    stored = service_report_states(context, [service_id])
+    if service_id not in stored:
         raise exception.ServiceNotFound(service_id=service_id)
-    return {'report_count': row[0], 'forced_down': bool(row[1]),
-            'disabled': bool(row[2]), 'last_seen_up': now, 'updated_at': now}
+    return stored[service_id]
 
 
 @context_manager.reader

@@ -112,7 +112,10 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         The admin flags come back with it, so the object shows the stored
         forced_down and disabled afterwards.
         """
-        stored = db_api.service_report_state(self._context, self.id)
+        self._take_heartbeat(
+            db_api.service_report_state(self._context, self.id))
+
+    def _take_heartbeat(self, stored):
         for field, value in stored.items():
             setattr(self, field, value)
         self.obj_reset_changes(list(stored))
@@ -138,6 +141,26 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES)
         return base.list_from_db(cls, Service, context, db_services)
+
+    @staticmethod
+    def record_heartbeats(services):
+        """Heartbeat of each of ``services``, one UPDATE per chunk of them.
+
+        What record_heartbeat does for one service, for an agent of many
+        hosts, in the context of the first. Returns the services whose rows
+        are gone (deleted).
+        """
+        if not services:
+            return []
+        stored = db_api.service_report_states(
+            services[0]._context, [service.id for service in services])
+        gone = []
+        for service in services:
+            if service.id in stored:
+                service._take_heartbeat(stored[service.id])
+            else:
+                gone.append(service)
+        return gone
 
     @staticmethod
     def get_records(context, host=None, binary=None, include_api=True):

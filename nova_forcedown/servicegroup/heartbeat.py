@@ -6,8 +6,6 @@ from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 
-from nova_forcedown import exception
-
 LOG = logging.getLogger(__name__)
 
 # What a database outage looks like: oslo.db's wrapped errors, and the
@@ -16,10 +14,12 @@ DATABASE_ERRORS = (db_exc.DBError, sa_exc.OperationalError)
 
 
 class Heartbeat:
-    """Call ``report(service)`` every ``interval`` seconds until stopped.
+    """Call ``report(services)`` every ``interval`` seconds until stopped.
 
-    No failure of one tick stops the loop: a missing row, a database outage
-    or any other error is logged and the next tick tries again.
+    ``report`` writes the heartbeats of all the services and returns those
+    whose rows are gone. No failure of one tick stops the loop: a missing
+    row, a database outage or any other error is logged and the next tick
+    tries again.
     """
 
     def __init__(self, report, services, interval, initial_delay=0):
@@ -52,14 +52,9 @@ class Heartbeat:
             self._stopped.wait(self._interval)
 
     def tick(self):
-        """Report every service once; returns True when all succeeded.
-
-        A database outage ends the tick at the first failure rather than
-        waiting out a timeout for every service of a many-host agent.
-        """
+        """Report every service once; returns True when all succeeded."""
         try:
-            ok = all([self._report_one(service)
-                      for service in self._services])
+            gone = self._report(self._services)
         except DATABASE_ERRORS as exc:
             LOG.warning('Heartbeats failed, the database is unavailable '
                         '(%(error)s); retrying in %(interval)s s.',
@@ -67,28 +62,25 @@ class Heartbeat:
                          'interval': self._interval})
             self._database_down = True
             return False
+        except Exception:
+            LOG.exception('Unexpected error in the heartbeats of %(count)d '
+                          'service(s), %(first)s among them; retrying next '
+                          'interval.', {'count': len(self._services),
+                                        'first': _name(self._services[0])})
+            return False
         if self._database_down:
             LOG.info('Recovered: heartbeats are reaching the database again.')
             self._database_down = False
-        return ok
-
-    def _report_one(self, service):
-        try:
-            self._report(service)
-        except exception.ServiceNotFound:
+        for service in gone:
             LOG.error('The services table record for host %(host)s binary '
                       '%(binary)s is gone; it will not be recreated. Restart '
                       'the agent to register the service again.',
                       {'host': service.host, 'binary': service.binary})
-            return False
-        except DATABASE_ERRORS:
-            raise
-        except Exception:
-            LOG.exception('Unexpected error in the heartbeat of '
-                          '%(host)s/%(binary)s; retrying next interval.',
-                          {'host': service.host, 'binary': service.binary})
-            return False
-        return True
+        return not gone
+
+
+def _name(service):
+    return '%s/%s' % (service.host, service.binary)
 
 
 def first_line(exc):

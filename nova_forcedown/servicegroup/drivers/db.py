@@ -3,6 +3,7 @@
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup.drivers import base
 from nova_forcedown.servicegroup import heartbeat
 
@@ -16,18 +17,35 @@ class DbDriver(base.Driver):
         self._service_down_time = conf.service_down_time
 
     def join(self, *services):
-        """Heartbeat ``services`` every report_interval from one thread."""
-        return heartbeat.Heartbeat(self.report_state, services,
+        """Heartbeat ``services`` every report_interval from one thread.
+
+        Each tick writes them all with report_states: one UPDATE per chunk
+        of services, not one per service.
+        """
+        return heartbeat.Heartbeat(self.report_states, services,
                                    self._report_interval).start()
 
-    @staticmethod
-    def report_state(service):
+    @classmethod
+    def report_state(cls, service):
+        """Heartbeat of one service; ServiceNotFound when its row is gone."""
         service.record_heartbeat()
-        if service.forced_down:
-            LOG.warning('Service %(binary)s on %(host)s is forced down; it '
-                        'keeps reporting but stays down until an operator '
-                        'clears forced_down.',
-                        {'binary': service.binary, 'host': service.host})
+        cls._warn_forced_down([service])
+
+    @classmethod
+    def report_states(cls, services):
+        """Heartbeat of many services; returns those whose rows are gone."""
+        gone = service_obj.ServiceList.record_heartbeats(services)
+        cls._warn_forced_down(services)
+        return gone
+
+    @staticmethod
+    def _warn_forced_down(services):
+        for service in services:
+            if service.forced_down:
+                LOG.warning('Service %(binary)s on %(host)s is forced down; '
+                            'it keeps reporting but stays down until an '
+                            'operator clears forced_down.',
+                            {'binary': service.binary, 'host': service.host})
 
     def is_up(self, service):
         """Down while forced down, else judged by the last heartbeat.

@@ -6,7 +6,6 @@ import fixtures
 from oslo_db import exception as db_exc
 from oslotest import base
 
-from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import heartbeat
 
@@ -15,20 +14,25 @@ DEADLINE = 10
 
 
 class ScriptedReport:
-    """A report callable that raises the scripted errors, then succeeds."""
+    """A report callable with scripted outcomes, then plain successes.
 
-    def __init__(self, *errors, wanted_calls=1):
-        self._errors = list(errors)
+    An outcome is an exception to raise or the hosts whose rows are gone.
+    """
+
+    def __init__(self, *outcomes, wanted_calls=1):
+        self._outcomes = list(outcomes)
         self._wanted_calls = wanted_calls
         self.calls = 0
         self.done = threading.Event()
 
-    def __call__(self, service):
+    def __call__(self, services):
         self.calls += 1
         if self.calls >= self._wanted_calls:
             self.done.set()
-        if self._errors:
-            raise self._errors.pop(0)
+        outcome = self._outcomes.pop(0) if self._outcomes else []
+        if isinstance(outcome, Exception):
+            raise outcome
+        return [service for service in services if service.host in outcome]
 
 
 def _service(host='compute1'):
@@ -53,13 +57,12 @@ class TestTick(HeartbeatTestCase):
     def test_unexpected_error_is_logged_and_the_next_tick_runs(self):
         first, second, report = self._two_ticks(RuntimeError('disk full'))
         self.assertEqual((False, True, 2), (first, second, report.calls))
-        self.assertIn('Unexpected error in the heartbeat of '
-                      'compute1/nova-compute', self.log.output)
+        self.assertIn('Unexpected error in the heartbeats of 1 service(s), '
+                      'compute1/nova-compute among them', self.log.output)
         self.assertIn('disk full', self.log.output)
 
     def test_missing_service_row_is_logged_and_the_next_tick_runs(self):
-        first, second, report = self._two_ticks(
-            exception.ServiceNotFound(service_id=7))
+        first, second, report = self._two_ticks(['compute1'])
         self.assertEqual((False, True, 2), (first, second, report.calls))
         self.assertIn('record for host compute1 binary nova-compute is '
                       'gone', self.log.output)
@@ -72,18 +75,14 @@ class TestTick(HeartbeatTestCase):
         self.assertIn('Lost connection to MySQL server', self.log.output)
         self.assertIn('Recovered', self.log.output)
 
-    def test_one_failing_service_does_not_silence_the_others(self):
-        reported = []
-
-        def report(service):
-            if service.host == 'compute1':
-                raise RuntimeError('broken')
-            reported.append(service.host)
-
-        loop = heartbeat.Heartbeat(report, [_service('compute1'),
-                                            _service('compute2')], 60)
+    def test_only_the_services_whose_rows_are_gone_are_named(self):
+        loop = heartbeat.Heartbeat(ScriptedReport(['compute2']),
+                                   [_service('compute1'),
+                                    _service('compute2')], 60)
         self.assertFalse(loop.tick())
-        self.assertEqual(['compute2'], reported)
+        self.assertIn('host compute2 binary nova-compute is gone',
+                      self.log.output)
+        self.assertNotIn('compute1', self.log.output)
 
     def test_successful_ticks_log_nothing(self):
         loop = heartbeat.Heartbeat(ScriptedReport(), [_service()], 60)
@@ -96,7 +95,7 @@ class TestThread(HeartbeatTestCase):
 
     def test_loop_keeps_running_through_every_kind_of_failure(self):
         report = ScriptedReport(
-            RuntimeError('boom'), exception.ServiceNotFound(service_id=7),
+            RuntimeError('boom'), ['compute1'],
             db_exc.DBConnectionError('connection refused'), wanted_calls=5)
         loop = heartbeat.Heartbeat(report, [_service()],
                                    interval=0.01).start()

@@ -2,6 +2,7 @@
 
 import re
 
+import fixtures
 from oslo_utils import timeutils
 
 from nova_forcedown.db import models
@@ -261,6 +262,60 @@ class RecordHeartbeatTestsMixin:
         self.assertRaises(exception.ServiceNotFound, service.record_heartbeat)
 
 
+class RecordHeartbeatsTestsMixin:
+    """Many services' heartbeats at once, as an agent of many hosts sends."""
+
+    def _services(self, count, **fields):
+        return [make_service(self.context, host='compute%d' % number,
+                             **fields) for number in range(count)]
+
+    def test_every_service_counts_once_from_its_stored_value(self):
+        services = self._services(3, report_count=4)
+        _reload(self.context, services[1]).record_heartbeat()
+
+        gone = service_obj.ServiceList.record_heartbeats(services)
+
+        self.assertEqual([], gone)
+        self.assertEqual([5, 6, 5], [service.report_count
+                                     for service in services])
+        self.assertEqual([5, 6, 5], [_reload(self.context, service)
+                                     .report_count for service in services])
+
+    def test_deleted_services_are_returned_and_the_rest_still_beat(self):
+        services = self._services(3, binary='nova-scheduler')
+        _reload(self.context, services[0]).destroy()
+
+        gone = service_obj.ServiceList.record_heartbeats(services)
+
+        self.assertEqual([services[0].host], [service.host
+                                              for service in gone])
+        self.assertEqual([1, 1], [_reload(self.context, service).report_count
+                                  for service in services[1:]])
+
+    def test_admin_flags_come_back_for_each_service(self):
+        services = self._services(2)
+        fenced = _reload(self.context, services[1])
+        fenced.forced_down = True
+        fenced.save()
+
+        service_obj.ServiceList.record_heartbeats(services)
+
+        self.assertEqual([False, True], [service.forced_down
+                                         for service in services])
+
+    def test_one_update_per_chunk_of_services(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_forcedown.db.api.HEARTBEAT_CHUNK', 2))
+        services = self._services(5)
+
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            service_obj.ServiceList.record_heartbeats(services)
+
+        self.assertEqual(3, len(_writes(statements)), statements)
+        self.assertEqual([1] * 5, [_reload(self.context, service)
+                                   .report_count for service in services])
+
+
 class ServiceListTestsMixin:
 
     def setUp(self):
@@ -391,6 +446,7 @@ class ServiceDestroyTestsMixin:
 
 
 for _mixin in (ServiceTestsMixin, ServiceSaveTestsMixin, LostUpdateTestsMixin,
-               RecordHeartbeatTestsMixin, ServiceListTestsMixin,
+               RecordHeartbeatTestsMixin, RecordHeartbeatsTestsMixin,
+               ServiceListTestsMixin,
                ServiceDestroyTestsMixin):
     nf_fixtures.backend_test_cases(_mixin, globals())
