@@ -59,6 +59,7 @@ import uuid
 import psutil
 import sqlalchemy as sa
 
+from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
@@ -586,8 +587,11 @@ def _heartbeat_worker(url, process, processes, threads, seconds, batch):
     when that is one. Returns (heartbeats, failures, seconds).
     """
     logging.getLogger('nova_forcedown').setLevel(logging.ERROR)
+    conf = nf_conf.make_conf([], default_config_files=[],
+                             default_config_dirs=[])
+    conf.set_override('connection', url, group='database')
     manager = db_api.context_manager.make_new_manager()
-    manager.configure(connection=url)
+    db_api.configure(conf, manager)
     reset = db_api.context_manager.patch_factory(manager)
     try:
         ctxt = nf_context.get_admin_context()

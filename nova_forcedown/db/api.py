@@ -47,8 +47,8 @@ CONNECT_TIMEOUT = 5
 _SERVER_BACKENDS = ('postgresql', 'mysql')
 
 
-def configure(conf):
-    """Point the transaction context at ``conf.database``.
+def configure(conf, manager=None):
+    """Point the transaction context (or ``manager``) at ``conf.database``.
 
     The directory of an SQLite file is created when missing, so the default
     database under ``state_path`` works on a fresh machine.
@@ -56,7 +56,7 @@ def configure(conf):
     _server_timeouts(conf)
     settings = _database_settings(conf)
     _ensure_sqlite_directory(settings.get('connection'))
-    context_manager.configure(**settings)
+    (manager or context_manager).configure(**settings)
 
 
 def _server_timeouts(conf):
@@ -93,6 +93,10 @@ def _database_settings(conf):
                 'db_inc_retry_interval', 'db_max_retry_interval',
                 'db_max_retries', 'use_tpool'):
         settings.pop(key, None)
+    # oslo.db sleeps on every connection check-in to let eventlet switch
+    # green threads; this project runs on native threads, where that sleep
+    # is only a system call per transaction.
+    settings['thread_checkin'] = False
     return settings
 
 
@@ -148,36 +152,52 @@ def service_create(context, values):
     return service
 
 
-def _service_query(context):
-    return sa.select(models.Service).where(_not_deleted(models.Service))
+_SERVICES = models.Service.__table__
 
 
-@context_manager.reader
+def _service_lookup(*criteria):
+    """A statement reading one live service row, built once at import."""
+    return sa.select(_SERVICES).where(
+        _SERVICES.c.deleted == 0, *criteria).limit(1)
+
+
+_SERVICE_BY_ID = _service_lookup(_SERVICES.c.id == sa.bindparam('id'))
+_SERVICE_BY_UUID = _service_lookup(_SERVICES.c.uuid == sa.bindparam('uuid'))
+_SERVICE_BY_HOST_AND_BINARY = _service_lookup(
+    _SERVICES.c.host == sa.bindparam('host'),
+    _SERVICES.c.binary == sa.bindparam('binary'))
+
+
+def _read_service(context, statement, **params):
+    """One service as a :class:`ServiceRow`, or None.
+
+    Core on a plain connection: a lookup before a force-down is read on
+    every such request, and an ORM session would double its cost.
+    """
+    row = context.connection.execute(statement, params).first()
+    return None if row is None else ServiceRow._make(row)
+
+
+@context_manager.reader.connection
 def service_get(context, service_id):
-    row = context.session.scalars(
-        _service_query(context).where(models.Service.id == service_id)
-    ).first()
+    row = _read_service(context, _SERVICE_BY_ID, id=service_id)
     if row is None:
         raise exception.ServiceNotFound(service_id=service_id)
     return row
 
 
-@context_manager.reader
+@context_manager.reader.connection
 def service_get_by_uuid(context, service_uuid):
-    row = context.session.scalars(
-        _service_query(context).where(models.Service.uuid == service_uuid)
-    ).first()
+    row = _read_service(context, _SERVICE_BY_UUID, uuid=service_uuid)
     if row is None:
         raise exception.ServiceNotFound(service_id=service_uuid)
     return row
 
 
-@context_manager.reader
+@context_manager.reader.connection
 def service_get_by_host_and_binary(context, host, binary):
-    row = context.session.scalars(
-        _service_query(context).where(models.Service.host == host,
-                                      models.Service.binary == binary)
-    ).first()
+    row = _read_service(context, _SERVICE_BY_HOST_AND_BINARY, host=host,
+                        binary=binary)
     if row is None:
         raise exception.HostBinaryNotFound(host=host, binary=binary)
     return row
@@ -208,13 +228,6 @@ def _filter_services(query, host, binary, exclude_binaries):
 
 
 @context_manager.reader
-def service_get_all(context, host=None, binary=None, exclude_binaries=()):
-    query = _filter_services(_service_query(context), host, binary,
-                             exclude_binaries)
-    return context.session.scalars(query).all()
-
-
-@context_manager.reader
 def service_list_rows(context, host=None, binary=None, exclude_binaries=()):
     """Live services as read-only :class:`ServiceRow`, for listings.
 
@@ -230,7 +243,7 @@ def service_list_rows(context, host=None, binary=None, exclude_binaries=()):
 
 
 @retry_on_deadlock
-@context_manager.writer
+@context_manager.writer.connection
 def service_update(context, service_id, values):
     """Write ``values`` to one live service row in one UPDATE.
 
@@ -241,12 +254,11 @@ def service_update(context, service_id, values):
     values = dict(values, updated_at=now)
     if 'report_count' in values and 'last_seen_up' not in values:
         values['last_seen_up'] = now
-    table = models.Service.__table__
-    # Core, not the ORM: there is no object to synchronize, and the ORM's
-    # bookkeeping costs a write more than its round trip.
-    result = context.session.connection().execute(
-        sa.update(table)
-        .where(table.c.id == service_id, table.c.deleted == 0)
+    # Core on a plain connection, not the ORM: there is no object to
+    # synchronize, and a session costs a write more than its round trip.
+    result = context.connection.execute(
+        sa.update(_SERVICES)
+        .where(_SERVICES.c.id == service_id, _SERVICES.c.deleted == 0)
         .values(**values))
     if result.rowcount != 1:
         raise exception.ServiceNotFound(service_id=service_id)
@@ -257,7 +269,6 @@ def service_update(context, service_id, values):
 # parameters (SQLite's is 32766), and a short lock on each chunk of rows.
 HEARTBEAT_CHUNK = 500
 
-_SERVICES = models.Service.__table__
 _HEARTBEAT_IDS = sa.bindparam('ids', expanding=True)
 _HEARTBEAT_RETURNS = (_SERVICES.c.id, _SERVICES.c.report_count,
                       _SERVICES.c.forced_down, _SERVICES.c.disabled)

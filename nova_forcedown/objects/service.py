@@ -137,7 +137,7 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
     @classmethod
     def get_all(cls, context, host=None, binary=None, include_api=True):
         """Services, filtered by exact host and binary in SQL."""
-        db_services = db_api.service_get_all(
+        db_services = db_api.service_list_rows(
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES)
         return base.list_from_db(cls, Service, context, db_services)
