@@ -59,6 +59,37 @@ def json_response(body, status=200):
     return resp
 
 
+# Items rendered and encoded at a time by listing_response.
+LISTING_CHUNK = 500
+
+
+def listing_response(key, records, render, extra=None):
+    """``{key: [render(record), ...], **extra}`` as a JSON response.
+
+    The same document json_response would send, rendered and encoded
+    LISTING_CHUNK items at a time: a listing of ten thousand hypervisors
+    never holds all its item dicts, nor its whole text as both str and
+    bytes, at once. Everything is encoded before the response is returned,
+    so an error still becomes a fault, not a truncated body.
+    """
+    parts = [b'{' + jsonutils.dump_as_bytes(key) + b': [']
+    for first in range(0, len(records), LISTING_CHUNK):
+        items = [render(record)
+                 for record in records[first:first + LISTING_CHUNK]]
+        if first:
+            parts.append(b', ')
+        parts.append(jsonutils.dump_as_bytes(items)[1:-1])
+    parts.append(b']')
+    for name, value in (extra or {}).items():
+        parts.append(b', ' + jsonutils.dump_as_bytes(name) + b': ' +
+                     jsonutils.dump_as_bytes(value))
+    parts.append(b'}')
+    resp = webob.Response(content_type='application/json', charset='utf-8')
+    resp.app_iter = parts
+    resp.content_length = sum(len(part) for part in parts)
+    return resp
+
+
 def empty_response(status=204):
     resp = webob.Response(status=status)
     resp.content_type = None

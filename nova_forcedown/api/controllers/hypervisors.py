@@ -149,15 +149,17 @@ def _respond(req, nodes, view, key, params=None, links=None):
     """``view`` is a method of :class:`views.Hypervisors`."""
     views_of_request = views.Hypervisors(req.version, _with_status(req))
     is_up = req.app.servicegroup.service_is_up
-    items = [view(views_of_request, node, is_up(node.service))
-             for node in nodes]
-    if params and _with_servers(params):
-        _add_servers(req, nodes, items,
-                     omit_empty=not req.version.matches('2.75'))
-    body = {key: items}
-    if links:
-        body[key + '_links'] = links
-    return api_request.json_response(body)
+
+    def render(node):
+        return view(views_of_request, node, is_up(node.service))
+
+    extra = {key + '_links': links} if links else None
+    if not (params and _with_servers(params)):
+        return api_request.listing_response(key, nodes, render, extra)
+    items = [render(node) for node in nodes]
+    _add_servers(req, nodes, items,
+                 omit_empty=not req.version.matches('2.75'))
+    return api_request.json_response(dict({key: items}, **(extra or {})))
 
 
 def _next_links(req, nodes, limit, params):

@@ -25,8 +25,9 @@ def list_services(req):
         binary=validation.last(params, 'binary') or None, include_api=False)
     view = views.Services(req.version, req.app.conf)
     is_up = req.app.servicegroup.service_is_up
-    return api_request.json_response({'services': [
-        view.service(service, is_up(service)) for service in services]})
+    return api_request.listing_response(
+        'services', services,
+        lambda service: view.service(service, is_up(service)))
 
 
 def update_service(req):

@@ -1,0 +1,57 @@
+"""A listing rendered in chunks is the same JSON document as in one piece."""
+
+import fixtures
+from oslo_serialization import jsonutils
+from oslotest import base
+import webob
+
+from nova_forcedown.api import request as api_request
+
+
+def _render(number):
+    return {'id': number, 'hypervisor_hostname': 'node%d' % number,
+            'state': 'up' if number % 2 else 'down', 'note': 'caf\u00e9'}
+
+
+def _served(response):
+    """What a client receives: status, headers and body over WSGI."""
+    return webob.Request.blank('/').get_response(response)
+
+
+class TestListingResponse(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_forcedown.api.request.LISTING_CHUNK', 3))
+
+    def _assert_same_document(self, count, extra=None):
+        records = list(range(count))
+        expected = dict({'hypervisors': [_render(n) for n in records]},
+                        **(extra or {}))
+
+        served = _served(api_request.listing_response(
+            'hypervisors', records, _render, extra))
+
+        self.assertEqual(200, served.status_int)
+        self.assertEqual('application/json', served.content_type)
+        self.assertEqual(len(served.body), served.content_length)
+        self.assertEqual(expected, jsonutils.loads(served.body))
+
+    def test_chunk_boundaries(self):
+        for count in (0, 1, 2, 3, 4, 6, 7):
+            with self.subTest(count=count):
+                self._assert_same_document(count)
+
+    def test_links_follow_the_items(self):
+        links = [{'rel': 'next', 'href': 'http://127.0.0.1/v2.1/x?marker=6'}]
+        self._assert_same_document(7, {'hypervisors_links': links})
+
+    def test_an_error_while_rendering_raises_before_any_byte_is_sent(self):
+        def broken(number):
+            if number == 5:
+                raise RuntimeError('bad row')
+            return _render(number)
+
+        self.assertRaises(RuntimeError, api_request.listing_response,
+                          'hypervisors', list(range(7)), broken)
