@@ -451,10 +451,40 @@ def compute_node_list_rows(context, limit=None, marker_id=None,
     node = models.ComputeNode.__table__
     columns = ([node.c[name] for name in NODE_SUMMARY_COLUMNS] if summary
                else list(node.columns))
-    query = _node_with_service_query().with_only_columns(
-        *columns, *models.Service.__table__.columns)
-    query = _page_nodes(query, limit, marker_id, hostname_pattern)
+    query = _page_nodes(_node_rows_query(columns), limit, marker_id,
+                        hostname_pattern)
     return [make(row) for row in context.session.connection().execute(query)]
+
+
+def _node_rows_query(node_columns):
+    """``node_columns`` then the columns of the node's live compute service.
+
+    The rows of :func:`_node_with_service_query`, joined another way: a
+    LEFT JOIN by service_id and one by host (for a node without a
+    service_id), keeping the nodes that found a service. Every database
+    then reads nodes in id order and looks each service up by an index, so
+    a page reads its own rows; the OR of the other join made SQLite and
+    MariaDB join and sort every node before cutting the page.
+    """
+    node = models.ComputeNode.__table__
+    by_id = _SERVICES.alias('service_by_id')
+    by_host = _SERVICES.alias('service_by_host')
+    joined = node.outerjoin(by_id, sa.and_(
+        by_id.c.id == node.c.service_id, _is_live_compute(by_id))
+    ).outerjoin(by_host, sa.and_(
+        node.c.service_id.is_(None), by_host.c.host == node.c.host,
+        _is_live_compute(by_host)))
+    service_columns = [
+        sa.func.coalesce(by_id.c[name], by_host.c[name]).label(
+            'service_' + name) for name in SERVICE_COLUMNS]
+    return (sa.select(*node_columns, *service_columns).select_from(joined)
+            .where(node.c.deleted == 0,
+                   sa.or_(by_id.c.id.is_not(None), by_host.c.id.is_not(None))))
+
+
+def _is_live_compute(services):
+    return sa.and_(services.c.deleted == 0,
+                   services.c.binary == COMPUTE_BINARY)
 
 
 @context_manager.reader

@@ -1,8 +1,11 @@
 """Compute nodes with their services on SQLite, PostgreSQL and MariaDB."""
 
+from oslo_utils import timeutils
+
 from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as compute_node_obj
+from nova_forcedown.objects import service as service_obj
 from nova_forcedown.tests import fixtures as nf_fixtures
 
 ComputeNode = compute_node_obj.ComputeNode
@@ -243,7 +246,61 @@ class StatisticsTestsMixin(_NodesMixin):
         self.assertIn('free_ram_mb', stats)
 
 
+class RecordsTestsMixin(_NodesMixin):
+    """Listing records: the nodes, services and values of the objects."""
+
+    def setUp(self):
+        super().setUp()
+        kept, orphaned, self.fenced = self._add_hosts(3)
+        nf_fixtures.soft_delete_row(self.engine, models.Service,
+                                    orphaned.service_id)
+        fenced_service = service_obj.Service.get_by_id(
+            self.context, self.fenced.service_id)
+        fenced_service.record_heartbeat()
+        fenced_service.forced_down = True
+        fenced_service.save()
+        scheduler = nf_fixtures.create_service(
+            self.context, host='controller', binary='nova-scheduler')
+        nf_fixtures.create_compute_node(self.context, scheduler,
+                                        hostname='on-scheduler')
+        nf_fixtures.create_compute_node(self.context, None,
+                                        hostname='no-service')
+        nf_fixtures.create_service(self.context, host='legacy')
+        nf_fixtures.create_compute_node(self.context, None, host='legacy',
+                                        hostname='legacy-node')
+
+    @staticmethod
+    def _seen(nodes):
+        """What a listing shows of each node; times naive UTC, as records."""
+        return [(node.id, node.hypervisor_hostname, node.host,
+                 node.service.id, node.service.host, node.service.binary,
+                 node.service.forced_down, node.service.disabled,
+                 node.service.last_seen_up and
+                 timeutils.normalize_time(node.service.last_seen_up))
+                for node in nodes]
+
+    def test_records_match_the_objects(self):
+        for kwargs in ({}, {'limit': 2},
+                       {'limit': 2, 'marker': self.fenced.id},
+                       {'hostname_pattern': 'node'}):
+            for summary in (False, True):
+                with self.subTest(summary=summary, **kwargs):
+                    self.assertEqual(
+                        self._seen(ComputeNodeList.get_all_with_service(
+                            self.context, **kwargs)),
+                        self._seen(ComputeNodeList.get_records_with_service(
+                            self.context, summary=summary, **kwargs)))
+
+    def test_legacy_node_and_forced_down_service_are_listed(self):
+        records = ComputeNodeList.get_records_with_service(self.context)
+        self.assertEqual(['node1', 'node3', 'legacy-node'],
+                         _hostnames(records))
+        self.assertEqual([False, True, False],
+                         [record.service.forced_down for record in records])
+        self.assertEqual('legacy', records[-1].service.host)
+
+
 for _mixin in (ListWithServiceTestsMixin, PagingTestsMixin,
                HostnamePatternTestsMixin, GetWithServiceTestsMixin,
-               StatisticsTestsMixin):
+               StatisticsTestsMixin, RecordsTestsMixin):
     nf_fixtures.backend_test_cases(_mixin, globals())
