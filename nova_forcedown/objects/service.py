@@ -106,6 +106,23 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         if set(changes).intersection(ADMIN_FIELDS):
             notifications.service_changed(self._context, self, 'update')
 
+    @classmethod
+    def update_compute(cls, context, changes, uuid=None, host=None):
+        """Write ``changes`` to a compute service in one UPDATE, no read.
+
+        The live nova-compute service with ``uuid``, or on ``host``. Returns
+        it as now stored, or None when there is no such service. Notifies
+        ``service.update`` as save() does.
+        """
+        row = db_api.service_update_compute(context, changes, uuid=uuid,
+                                            host=host)
+        if row is None:
+            return None
+        service = cls._from_db_object(context, cls(), row)
+        if set(changes).intersection(ADMIN_FIELDS):
+            notifications.service_changed(context, service, 'update')
+        return service
+
     def record_heartbeat(self):
         """Bump report_count and last_seen_up in the database, nothing else.
 

@@ -84,10 +84,9 @@ def _disable_log_reason(req, body):
 
 
 def _set_disabled(req, body, disabled, reason=None):
-    service = _compute_by_host(req.context, body['host'], body['binary'])
-    service.disabled = disabled
-    service.disabled_reason = reason
-    service.save()
+    service = _update_compute_on_host(
+        req.context, body['host'], body['binary'],
+        {'disabled': disabled, 'disabled_reason': reason})
     return _action_response(body, status=views.status(service),
                             disabled_reason=reason)
 
@@ -97,9 +96,8 @@ def _force_down(req, body):
         raise webob.exc.HTTPBadRequest(
             explanation='Missing forced_down field')
     forced_down = validation.to_bool(body['forced_down'])
-    service = _compute_by_host(req.context, body['host'], body['binary'])
-    service.forced_down = forced_down
-    service.save()
+    _update_compute_on_host(req.context, body['host'], body['binary'],
+                            {'forced_down': forced_down})
     return _action_response(body, forced_down=forced_down)
 
 
@@ -111,17 +109,20 @@ def _action_response(body, **fields):
     return api_request.json_response({'service': view})
 
 
-def _compute_by_host(context, host, binary):
-    """The nova-compute service of ``host``, checked as Nova checks it."""
+def _update_compute_on_host(context, host, binary, changes):
+    """Write ``changes`` to the nova-compute service of ``host``.
+
+    One UPDATE; only when it finds no service is the database asked why,
+    to answer as Nova does.
+    """
     if binary != db_api.COMPUTE_BINARY:
         raise exception.ServiceNotCompute(binary=binary)
-    try:
-        return service_obj.Service.get_by_host_and_binary(
-            context, host, binary)
-    except exception.HostBinaryNotFound:
+    service = service_obj.Service.update_compute(context, changes, host=host)
+    if service is None:
         if not db_api.service_host_exists(context, host):
             raise exception.HostNotFound(host=host)
-        raise
+        raise exception.HostBinaryNotFound(host=host, binary=binary)
+    return service
 
 
 # ---------------------------------------------------- 2.53 and later: UUID
@@ -131,21 +132,31 @@ def _update_by_uuid(req):
     service_id = req.urlvars['id']
     _require_uuid(service_id)
     req.context.can(policies.UPDATE)
-    service = service_obj.Service.get_by_uuid(req.context, service_id)
-    if not service.is_compute:
-        raise exception.ServiceNotCompute(binary=service.binary)
-    if not _apply_update(service, body):
-        raise webob.exc.HTTPBadRequest(explanation=(
-            "No updates were requested. Fields 'status' or 'forced_down' "
-            "should be specified."))
-    service.save()
+    try:
+        changes = _changes(body)
+    except webob.exc.HTTPBadRequest:
+        # A missing or non-compute service is reported first, as in Nova.
+        _check_compute(req.context, service_id)
+        raise
+    service = service_obj.Service.update_compute(req.context, changes,
+                                                 uuid=service_id)
+    if service is None:
+        _check_compute(req.context, service_id)
+        raise exception.ServiceNotFound(service_id=service_id)
     return api_request.json_response({'service': views.service(
         service, req.is_up(service), req.version, req.app.conf)})
 
 
-def _apply_update(service, body):
-    """Assign status and forced_down from ``body``; False if neither."""
-    changed = False
+def _check_compute(context, service_id):
+    """404 for an unknown service, 400 for one that is not nova-compute."""
+    service = service_obj.Service.get_by_uuid(context, service_id)
+    if not service.is_compute:
+        raise exception.ServiceNotCompute(binary=service.binary)
+
+
+def _changes(body):
+    """The fields ``body`` asks to write: status and forced_down."""
+    changes = {}
     if 'status' in body:
         reason = body.get('disabled_reason')
         if body['status'] == 'enabled':
@@ -153,16 +164,16 @@ def _apply_update(service, body):
                 raise webob.exc.HTTPBadRequest(explanation=(
                     "Specifying 'disabled_reason' with status 'enabled' "
                     "is invalid."))
-            service.disabled = False
-            service.disabled_reason = None
+            changes.update(disabled=False, disabled_reason=None)
         else:
-            service.disabled = True
-            service.disabled_reason = reason
-        changed = True
+            changes.update(disabled=True, disabled_reason=reason)
     if 'forced_down' in body:
-        service.forced_down = validation.to_bool(body['forced_down'])
-        changed = True
-    return changed
+        changes['forced_down'] = validation.to_bool(body['forced_down'])
+    if not changes:
+        raise webob.exc.HTTPBadRequest(explanation=(
+            "No updates were requested. Fields 'status' or 'forced_down' "
+            "should be specified."))
+    return changes
 
 
 def _require_uuid(value):

@@ -1,5 +1,7 @@
 """Listings issue the same few SQL statements at 10 hosts and at 500.
 
+A force-down is one UPDATE, with no read before it.
+
 Not a timing test: it counts the statements each listing runs through the
 real WSGI app (paste pipeline, noauth2) on SQLite, PostgreSQL and MariaDB,
 and asserts the count does not grow with the number of hosts and stays at
@@ -147,6 +149,36 @@ class StatementCountsMixin:
         too_many = {listing: count for listing, count in large.items()
                     if count > MAX_STATEMENTS}
         self.assertEqual({}, too_many)
+
+    def _put(self, path, version, body):
+        request = webob.Request.blank(
+            '/v2.1' + path, method='PUT', headers={
+                'X-Auth-Token': ADMIN_TOKEN,
+                'OpenStack-API-Version': 'compute ' + version})
+        request.json_body = body
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            response = request.get_response(self.app)
+        self.assertEqual(200, response.status_int, response.body)
+        return statements
+
+    def test_force_down_is_one_update_and_no_read(self):
+        add_hosts(self.engine, 1, 10)
+        with self.engine.connect() as connection:
+            uuid_of_host_2 = connection.execute(
+                sa.select(models.Service.uuid)
+                .where(models.Service.host == 'host-00002')).scalar_one()
+        # MariaDB has no UPDATE ... RETURNING: it reads the row back.
+        expected = 1 if self.engine.dialect.update_returning else 2
+        for path, version, body in (
+                ('/os-services/force-down', '2.11',
+                 {'host': 'host-00001', 'binary': 'nova-compute',
+                  'forced_down': True}),
+                ('/os-services/' + uuid_of_host_2, '2.53',
+                 {'forced_down': True})):
+            statements = self._put(path, version, body)
+            self.assertEqual(expected, len(statements), statements)
+            self.assertTrue(statements[0].lstrip().upper().startswith(
+                'UPDATE'), statements)
 
     def test_listings_of_500_hosts_are_complete(self):
         add_hosts(self.engine, 1, 500)
