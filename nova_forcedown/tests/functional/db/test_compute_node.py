@@ -30,6 +30,15 @@ class _NodesMixin:
                 self.context, service, hostname='node%d' % number))
         return nodes
 
+    def _add_nodes_of_no_compute(self):
+        """A node of a scheduler service and a node of no service at all."""
+        scheduler = nf_fixtures.create_service(
+            self.context, host='controller', binary='nova-scheduler')
+        nf_fixtures.create_compute_node(self.context, scheduler,
+                                        hostname='on-scheduler')
+        nf_fixtures.create_compute_node(self.context, None,
+                                        hostname='no-service')
+
 
 class ListWithServiceTestsMixin(_NodesMixin):
 
@@ -64,12 +73,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
         kept, orphaned = self._add_hosts(2)
         nf_fixtures.soft_delete_row(self.engine, models.Service,
                                     orphaned.service_id)
-        scheduler = nf_fixtures.create_service(
-            self.context, host='controller', binary='nova-scheduler')
-        nf_fixtures.create_compute_node(self.context, scheduler,
-                                        hostname='on-scheduler')
-        nf_fixtures.create_compute_node(self.context, None,
-                                        hostname='no-service')
+        self._add_nodes_of_no_compute()
 
         nodes = ComputeNodeList.get_all_with_service(self.context)
 
@@ -259,12 +263,7 @@ class RecordsTestsMixin(_NodesMixin):
         fenced_service.record_heartbeat()
         fenced_service.forced_down = True
         fenced_service.save()
-        scheduler = nf_fixtures.create_service(
-            self.context, host='controller', binary='nova-scheduler')
-        nf_fixtures.create_compute_node(self.context, scheduler,
-                                        hostname='on-scheduler')
-        nf_fixtures.create_compute_node(self.context, None,
-                                        hostname='no-service')
+        self._add_nodes_of_no_compute()
         nf_fixtures.create_service(self.context, host='legacy')
         nf_fixtures.create_compute_node(self.context, None, host='legacy',
                                         hostname='legacy-node')
