@@ -171,8 +171,8 @@ _SERVICE_BY_HOST_AND_BINARY = _service_lookup(
 def _read_service(context, statement, **params):
     """One service as a :class:`ServiceRow`, or None.
 
-    Core on a plain connection: a lookup before a force-down is read on
-    every such request, and an ORM session would double its cost.
+    Core on a plain connection: for one row, an ORM session costs more
+    than the query.
     """
     row = context.connection.execute(statement, params).first()
     return None if row is None else ServiceRow._make(row)

@@ -103,8 +103,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         for field, value in written.items():
             setattr(self, field, value)
         self.obj_reset_changes()
-        if set(changes).intersection(ADMIN_FIELDS):
-            notifications.service_changed(self._context, self, 'update')
+        self._notify_update(changes)
 
     @classmethod
     def update_compute(cls, context, changes, uuid=None, host=None):
@@ -119,9 +118,13 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         if row is None:
             return None
         service = cls._from_db_object(context, cls(), row)
-        if set(changes).intersection(ADMIN_FIELDS):
-            notifications.service_changed(context, service, 'update')
+        service._notify_update(changes)
         return service
+
+    def _notify_update(self, changes):
+        """``service.update``, when ``changes`` hold an admin field."""
+        if set(changes).intersection(ADMIN_FIELDS):
+            notifications.service_changed(self._context, self, 'update')
 
     def record_heartbeat(self):
         """Bump report_count and last_seen_up in the database, nothing else.
