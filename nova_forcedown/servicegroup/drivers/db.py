@@ -35,7 +35,8 @@ class DbDriver(base.Driver):
     def report_states(cls, services):
         """Heartbeat of many services; returns those whose rows are gone."""
         gone = service_obj.ServiceList.record_heartbeats(services)
-        cls._warn_forced_down(services)
+        cls._warn_forced_down([service for service in services
+                               if service not in gone])
         return gone
 
     @staticmethod
