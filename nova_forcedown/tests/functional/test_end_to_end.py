@@ -48,8 +48,8 @@ class EndToEndTestCase(testtools.TestCase):
     def start_agent(self, *args):
         agent = self.useFixture(commands.AgentProcess(self.database, *args))
         self.assertTrue(commands.wait_until(
-            lambda: self.database.services(binary='nova-compute'),
-            timeout=20), agent.log())
+            lambda: self.database.services(binary='nova-compute')),
+            agent.log())
         return agent
 
     def report_count(self, host=HOST):
@@ -60,7 +60,7 @@ class EndToEndTestCase(testtools.TestCase):
     def wait_for_heartbeats(self, host=HOST, beats=2):
         start = self.report_count(host)
         self.assertTrue(commands.wait_until(
-            lambda: self.report_count(host) >= start + beats, timeout=15))
+            lambda: self.report_count(host) >= start + beats))
 
     def service_state(self, nova, host=HOST):
         (service,) = nova.services.list(host=host, binary='nova-compute')
@@ -144,7 +144,7 @@ class TestForceDownWithNovaclient(EndToEndTestCase):
 
         self.start_agent('--driver', 'local', '--host', HOST)
         self.assertTrue(commands.wait_until(
-            lambda: self.service_state(nova).state == 'up', timeout=15))
+            lambda: self.service_state(nova).state == 'up'))
 
     def test_force_down_survives_an_agent_restart(self):
         agent = self.start_agent('--driver', 'local', '--host', HOST)

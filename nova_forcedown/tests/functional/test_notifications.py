@@ -80,7 +80,7 @@ class Consumer:
                 pass
         return [json.loads(body['oslo.message']) for body in self.messages]
 
-    def wait_for(self, count, timeout=15):
+    def wait_for(self, count, timeout=30):
         deadline = time.monotonic() + timeout
         while len(self.messages) < count and time.monotonic() < deadline:
             self.collect(0.2)
@@ -135,7 +135,7 @@ class NotificationTestCase(testtools.TestCase):
         agent = self.useFixture(commands.AgentProcess(
             self.database, '--host', HOST))
         self.assertTrue(commands.wait_until(
-            lambda: self.database.services(host=HOST), timeout=20),
+            lambda: self.database.services(host=HOST)),
             agent.log())
         return agent
 
@@ -164,7 +164,7 @@ class NotificationTestCase(testtools.TestCase):
         first = self.database.services(host=HOST)[0]['report_count']
         self.assertTrue(commands.wait_until(
             lambda: self.database.services(host=HOST)[0]['report_count'] >=
-            first + beats, timeout=15), agent.log())
+            first + beats), agent.log())
 
 
 class TestServiceNotifications(NotificationTestCase):
@@ -232,14 +232,14 @@ class TestServiceNotifications(NotificationTestCase):
             processes.script('nova-forcedown-manage'), '--config-file',
             self.database.config_file, 'notifications', 'listen']))
         self.assertTrue(commands.wait_until(
-            lambda: 'Listening to %s' % self.topic in listen.output(),
-            timeout=15), listen.output())
+            lambda: 'Listening to %s' % self.topic in listen.output()),
+            listen.output())
         self.start_agent()
         result = commands.manage(self.database, 'service', 'force-down',
                                  HOST)
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertTrue(commands.wait_until(
-            lambda: 'service.update' in listen.output(), timeout=10),
+            lambda: 'service.update' in listen.output()),
             listen.output())
         self.assertEqual(0, listen.stop(signal.SIGINT))
         output = listen.output()
@@ -268,6 +268,6 @@ class TestBrokerOutage(NotificationTestCase):
             'forced_down'])
         # oslo.messaging logs each notification it could not send.
         self.assertTrue(commands.wait_until(
-            lambda: 'Could not send notification' in api.output(),
-            timeout=15), 'nothing logged')
+            lambda: 'Could not send notification' in api.output()),
+            'nothing logged')
         self.assertIn('Connection refused', api.output())

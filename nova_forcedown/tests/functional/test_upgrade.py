@@ -143,7 +143,7 @@ class _UpgradeMixin:
         reader = threading.Thread(target=self._reader, args=(stop, outcome))
         reader.start()
         self.assertTrue(processes.wait_until(
-            lambda: outcome['listings'] >= 5, timeout=20))
+            lambda: outcome['listings'] >= 5))
         listings_before = outcome['listings']
         started = time.monotonic()
         result = self._manage('db', 'sync')
@@ -151,7 +151,7 @@ class _UpgradeMixin:
         listings_during = outcome['listings'] - listings_before
         processes.wait_until(
             lambda: outcome['listings'] >= listings_before +
-            listings_during + 5, timeout=20)
+            listings_during + 5)
         stop.set()
         reader.join(READER_LIMIT_SECONDS + 10)
 
