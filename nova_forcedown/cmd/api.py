@@ -1,5 +1,8 @@
 """nova-forcedown-api: the compute API under gunicorn.
 
+Each gunicorn worker reads requests with waitress and runs them on
+``[wsgi] threads`` threads (nova_forcedown/wsgi/worker.py says why).
+
 ``--dev`` is for trying it out: SQLite under state_path, migrations applied
 on start, noauth2, 127.0.0.1:8774. Values given in ``--config-file`` win
 over these defaults; ``--host`` and ``--port`` win over everything.
@@ -24,6 +27,7 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown import exception
+from nova_forcedown.wsgi import worker
 
 LOG = logging.getLogger(__name__)
 PROG = 'nova-forcedown-api'
@@ -128,12 +132,17 @@ def _gunicorn_options(conf, host, port):
                 '%s:%s' % (host, port),
         'workers': conf.wsgi.workers,
         'threads': conf.wsgi.threads,
-        'worker_class': 'gthread',
+        'worker_class': worker.configured(conf),
+        'worker_connections': conf.wsgi.max_connections,
+        'keepalive': conf.wsgi.client_socket_timeout,
         'graceful_timeout': 10,
         'timeout': 60,
         'accesslog': '-',
         'errorlog': '-',
         'proc_name': PROG,
+        # Two servers on one host must not share a control socket.
+        'control_socket': os.path.join(
+            conf.state_path, '%s-%s.ctl' % (PROG, port)),
     }
 
 

@@ -16,6 +16,14 @@ WSGI_OPTS = [
     cfg.IntOpt('threads', default=8, min=1,
                help='Threads per API worker process, each serving one '
                     'request at a time.'),
+    cfg.IntOpt('client_socket_timeout', default=60, min=1,
+               help='Seconds a client connection may send nothing, between '
+                    'requests or in the middle of one, before the server '
+                    'closes it. Requests are read in full before a thread '
+                    'serves them, so slow clients hold no thread meanwhile.'),
+    cfg.IntOpt('max_connections', default=1000, min=1,
+               help='Open client connections each worker process accepts; '
+                    'beyond it, new ones wait in the listen backlog.'),
     cfg.IntOpt('max_request_body_size', default=114688, min=1,
                help='Largest request body in bytes; larger ones get 413.'),
 ]

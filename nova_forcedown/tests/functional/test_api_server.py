@@ -99,6 +99,14 @@ class TestWSGIApplication(testtools.TestCase):
     """nova_forcedown.wsgi.api:application under gunicorn, two workers."""
 
     def test_gunicorn_serves_the_application(self):
+        self._serve_and_list([])
+
+    def test_gunicorn_with_the_buffering_worker(self):
+        self._serve_and_list(
+            ['--worker-class', 'nova_forcedown.wsgi.worker.BufferingWorker',
+             '--threads', '4'])
+
+    def _serve_and_list(self, gunicorn_args):
         state = self.useFixture(fixtures.TempDir()).path
         config = processes.write_config(state, (
             '[DEFAULT]\nstate_path = %s\n[api]\nauth_strategy = noauth2\n'
@@ -106,8 +114,8 @@ class TestWSGIApplication(testtools.TestCase):
         port = processes.free_port()
         server = self.useFixture(processes.Process(
             [processes.script('gunicorn'), '--workers', '2',
-             '--bind', '127.0.0.1:%d' % port,
-             'nova_forcedown.wsgi.api:application'],
+             '--no-control-socket', '--bind', '127.0.0.1:%d' % port] +
+            gunicorn_args + ['nova_forcedown.wsgi.api:application'],
             env={'NOVA_FORCEDOWN_CONFIG_FILE': config}))
         base = 'http://127.0.0.1:%d' % port
         processes.wait_for_http(base + '/', process=server.process)

@@ -1,0 +1,198 @@
+"""The API's gunicorn worker: waitress reads each request, threads run it.
+
+gunicorn's threaded worker hands a connection to a thread as soon as its
+first byte arrives; a client that then sends its headers a byte a second, or
+a Content-Length it never delivers, holds that thread, and a few dozen such
+clients starve the API. In this worker each process serves gunicorn's
+listening sockets with waitress: one asyncore loop reads every connection
+without blocking, buffers a request's headers and body (spooled to a
+temporary file when large) and hands it to one of ``threads`` application
+threads only once it has fully arrived. A slow or stalled client costs a
+file descriptor and a buffer, never a thread; a connection that sends
+nothing for ``keepalive`` seconds is closed. gunicorn remains the process
+manager (workers, restarts, signals, graceful stop).
+
+Errors waitress answers by itself (a malformed chunked body, headers or a
+body over the limits) are Nova JSON faults like every other error.
+
+Plain gunicorn can use it too::
+
+    gunicorn -k nova_forcedown.wsgi.worker.BufferingWorker --threads 8 \\
+        --keep-alive 60 'nova_forcedown.wsgi.api:application'
+"""
+
+import codecs
+import os
+import socket
+import time
+
+from gunicorn.workers import base
+from oslo_serialization import jsonutils
+from waitress import adjustments
+from waitress import channel
+from waitress import server
+from waitress import task
+from waitress import wasyncore
+
+# Seconds the event loop waits for activity before it tells the arbiter it
+# is alive and checks whether it should stop.
+LOOP_TIMEOUT = 1.0
+
+# Nova's fault names for the errors waitress itself can answer.
+_FAULT_NAMES = {400: 'badRequest', 413: 'overLimit', 431: 'badRequest',
+                500: 'computeFault'}
+
+
+class JsonFaultTask(task.ErrorTask):
+    """waitress's own error responses, as Nova's JSON fault bodies."""
+
+    def execute(self):
+        error = self.request.error
+        message = error.reason
+        if error.body:
+            message = '%s: %s' % (error.reason, error.body)
+        body = jsonutils.dump_as_bytes({
+            _FAULT_NAMES.get(error.code, 'computeFault'): {
+                'code': error.code, 'message': message}})
+        self.status = '%s %s' % (error.code, error.reason)
+        self.response_headers.append(('Content-Type', 'application/json'))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _Channel(channel.HTTPChannel):
+    error_task_class = JsonFaultTask
+
+
+class _TcpServer(server.TcpWSGIServer):
+    channel_class = _Channel
+
+
+class _UnixServer(server.UnixWSGIServer):
+    channel_class = _Channel
+
+
+class BufferingWorker(base.Worker):
+    """A gunicorn worker serving its listeners with waitress."""
+
+    # waitress adjustments beyond what gunicorn's settings give; the API
+    # command sets them from [wsgi] (see configured()).
+    options = {
+        'max_request_body_size': 1024 * 1024,
+        'max_request_header_size': 64 * 1024,
+    }
+
+    def run(self):
+        dispatcher = task.ThreadedTaskDispatcher()
+        dispatcher.set_thread_count(self.cfg.threads)
+        socket_map = self._listen(dispatcher)
+        while self.alive:
+            self.notify()
+            if self.ppid != os.getppid():
+                self.log.info('Parent changed, shutting down: %s', self)
+                break
+            wasyncore.loop(timeout=LOOP_TIMEOUT, map=socket_map,
+                           use_poll=True, count=1)
+        self._stop(socket_map, dispatcher)
+
+    def _adjustments(self):
+        return adjustments.Adjustments(
+            sockets=[listener.sock for listener in self.sockets],
+            threads=self.cfg.threads,
+            connection_limit=self.cfg.worker_connections,
+            channel_timeout=self.cfg.keepalive,
+            # Stalled connections are found by this sweep; run it often.
+            cleanup_interval=max(1, min(30, self.cfg.keepalive // 2)),
+            # A reset connection is the client's business, not a traceback.
+            log_socket_errors=False,
+            # Proxy headers are oslo.middleware's to honour, when
+            # [oslo_middleware] enable_proxy_headers_parsing says so.
+            clear_untrusted_proxy_headers=False,
+            asyncore_use_poll=True,
+            ident='nova-forcedown',
+            **self.options)
+
+    def _listen(self, dispatcher):
+        adj = self._adjustments()
+        socket_map = {}
+        for sock in adj.sockets:
+            server_class = (_UnixServer if sock.family == socket.AF_UNIX
+                            else _TcpServer)
+            server_class(_access_logged(self.wsgi, self.log.access_log),
+                         socket_map, _sock=sock,
+                         dispatcher=dispatcher, adj=adj, bind_socket=False,
+                         sockinfo=(sock.family, sock.type, sock.proto,
+                                   sock.getsockname()))
+        return socket_map
+
+    def _stop(self, socket_map, dispatcher):
+        """Stop accepting, let requests in flight finish, then close."""
+        for dispatcher_ in list(socket_map.values()):
+            if isinstance(dispatcher_, server.BaseWSGIServer):
+                dispatcher_.close()
+        deadline = time.monotonic() + self.cfg.graceful_timeout
+        while _busy(socket_map, dispatcher) and time.monotonic() < deadline:
+            self.notify()
+            wasyncore.loop(timeout=0.1, map=socket_map, use_poll=True,
+                           count=1)
+        dispatcher.shutdown(timeout=max(0.0, deadline - time.monotonic()))
+        wasyncore.close_all(socket_map)
+
+
+def _busy(socket_map, dispatcher):
+    """Whether a request is queued, running, or still being sent back."""
+    if dispatcher.queue or dispatcher.active_count:
+        return True
+    return any(isinstance(item, channel.HTTPChannel) and
+               (item.requests or item.total_outbufs_len)
+               for item in socket_map.values())
+
+
+def _access_logged(app, logger):
+    """``app``, logging one line per request as gunicorn's access log."""
+
+    def logged(environ, start_response):
+        started = time.monotonic()
+        answer = {}
+
+        def start(status, headers, exc_info=None):
+            answer['status'] = status.split(' ', 1)[0]
+            answer['length'] = dict((name.lower(), value) for name, value
+                                    in headers).get('content-length', '-')
+            return start_response(status, headers, exc_info)
+
+        try:
+            return app(environ, start)
+        finally:
+            logger.info('%s "%s %s" %s %s %.3f',
+                        environ.get('REMOTE_ADDR', '-'),
+                        _printable(environ.get('REQUEST_METHOD', '')),
+                        _printable(_request_target(environ)),
+                        answer.get('status', '-'), answer.get('length', '-'),
+                        time.monotonic() - started)
+    return logged
+
+
+def _request_target(environ):
+    path = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
+    query = environ.get('QUERY_STRING')
+    return path + '?' + query if query else path
+
+
+def _printable(text):
+    """WSGI text (bytes as latin-1) with control and non-ASCII escaped."""
+    return codecs.escape_encode(text.encode('latin-1', 'replace'))[0].decode(
+        'ascii')
+
+
+def configured(conf):
+    """BufferingWorker with the body limit of ``conf``'s [wsgi] group.
+
+    The application refuses a body over [wsgi] max_request_body_size with
+    a 413 fault of its own; the server stops reading one at twice that, so
+    a client cannot make it buffer an unbounded chunked body.
+    """
+    options = dict(BufferingWorker.options,
+                   max_request_body_size=2 * conf.wsgi.max_request_body_size)
+    return type('BufferingWorker', (BufferingWorker,), {'options': options})
