@@ -23,6 +23,11 @@ connections:
   server is started with NOVA_FORCEDOWN_COUNT_SQL=1, which makes it count
   the statements of each request and answer them in the
   X-Nova-Forcedown-SQL-Statements header (off unless that variable is set);
+* slow clients (at the first host count): 8 clients list services and
+  force hosts down and up for ``--slow-seconds``, once alone and once
+  while ``--slow-clients`` connections send their headers a byte a second
+  or stall after one byte of a 1000-byte body; failures, p99 of both runs
+  and their ratio;
 * the heartbeat rate of the DB servicegroup driver over the N services,
   sent by agent processes forked from this one: one host per agent
   (report_state, one UPDATE per heartbeat, as a cloud of one agent per
@@ -45,6 +50,7 @@ import logging
 import multiprocessing
 import os
 import platform
+import selectors
 import shutil
 import signal
 import socket
@@ -653,6 +659,134 @@ def measure_heartbeats(url, processes, threads, seconds, batch=1):
             'failure_examples': sorted(set(failures))[:3]}
 
 
+class SlowClients(threading.Thread):
+    """Connections that hold a request open without ever finishing it.
+
+    Half send their headers one byte a second; half send complete headers
+    with ``Content-Length: 1000`` and one byte of body, then nothing. A
+    connection the server closes is opened again at once, so ``count`` stay
+    open for as long as this runs.
+    """
+
+    STALLED = (b'PUT /v2.1/os-services/disable HTTP/1.1\r\nHost: bench\r\n'
+               b'X-Auth-Token: ' + TOKEN.encode() + b'\r\n'
+               b'Content-Type: application/json\r\n'
+               b'Content-Length: 1000\r\n\r\n{')
+    DRIBBLE = b'GET /v2.1/os-services HTTP/1.1\r\nX-Padding: ' + b'a' * 60000
+
+    def __init__(self, port, count):
+        super().__init__(daemon=True)
+        self.port = port
+        self.count = count
+        self.reopened = 0
+        self._done = threading.Event()
+        self._selector = selectors.DefaultSelector()
+        self._sent = {}
+
+    def _open(self, number):
+        sock = socket.create_connection(('127.0.0.1', self.port))
+        sock.setblocking(False)
+        if number % 2:
+            sock.send(self.STALLED)
+        self._sent[sock] = 0
+        self._selector.register(sock, selectors.EVENT_READ, number)
+
+    def _reopen_closed(self):
+        for key, _ in self._selector.select(timeout=0):
+            try:
+                if key.fileobj.recv(65536):
+                    continue
+            except OSError:
+                pass
+            self._selector.unregister(key.fileobj)
+            del self._sent[key.fileobj]
+            key.fileobj.close()
+            self.reopened += 1
+            self._open(key.data)
+
+    def _dribble(self):
+        for key in list(self._selector.get_map().values()):
+            if key.data % 2 == 0:
+                sent = self._sent[key.fileobj]
+                try:
+                    key.fileobj.send(self.DRIBBLE[sent:sent + 1])
+                    self._sent[key.fileobj] = sent + 1
+                except OSError:
+                    pass
+
+    def run(self):
+        for number in range(self.count):
+            self._open(number)
+        while not self._done.wait(1.0):
+            self._reopen_closed()
+            self._dribble()
+
+    def stop(self):
+        self._done.set()
+        self.join()
+        for key in list(self._selector.get_map().values()):
+            key.fileobj.close()
+
+
+def _mixed_load_client(port, uuids, hosts, client, deadline):
+    """List services, force a host down and up again, until ``deadline``."""
+    connection = Client(port)
+    latencies, failures = [], []
+    try:
+        for index in itertools.count():
+            if time.monotonic() > deadline:
+                break
+            host_index = 1 + (client + CLIENTS * index) % hosts
+            requests = [('GET', '/os-services', None, None)] + [
+                (method, path, '2.53', body) for method, path, body in (
+                    _force_down_request(uuids, '2.53', host_index, down)
+                    for down in (True, False))]
+            for method, path, version, body in requests:
+                start = time.perf_counter()
+                try:
+                    status, _, payload = connection.request(
+                        method, path, version, body)
+                except (OSError, http.client.HTTPException) as exc:
+                    failures.append(repr(exc))
+                    continue
+                latencies.append(time.perf_counter() - start)
+                if status != 200:
+                    failures.append('%s %s' % (status, payload[:200]))
+    finally:
+        connection.close()
+    return latencies, failures
+
+
+def measure_slow_clients(port, uuids, hosts, slow_count, seconds):
+    """8 clients of mixed load, without and then beside slow connections."""
+    results = {}
+    for label, count in (('without', 0), ('with', slow_count)):
+        holder = SlowClients(port, count)
+        holder.start()
+        try:
+            time.sleep(1.0 if count else 0)
+            deadline = time.monotonic() + seconds
+            start = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+                outcomes = list(pool.map(
+                    lambda c: _mixed_load_client(port, uuids, hosts, c,
+                                                 deadline),
+                    range(CLIENTS)))
+            elapsed = time.perf_counter() - start
+        finally:
+            holder.stop()
+        summary = _latency_summary(
+            [value for outcome in outcomes for value in outcome[0]],
+            [value for outcome in outcomes for value in outcome[1]],
+            set(), elapsed)
+        summary.update(seconds=round(elapsed, 1), slow_connections=count,
+                       reopened_by_server_close=holder.reopened)
+        results[label] = summary
+    results['p99_ratio'] = round(
+        results['with']['p99_ms'] / results['without']['p99_ms'], 2)
+    return results
+
+
 # ------------------------------------------------------------- reporting
 
 def machine():
@@ -698,6 +832,20 @@ def print_table(report, out=sys.stdout):
             ' %s/s' % item['per_second'] if 'per_second' in item else '',
             item['failures'], ','.join(map(str, item['statements'])))
             for item in (run['force_down'][name] for run in runs)])
+    slow = runs[0].get('slow_clients')
+    if slow:
+        out.write('slow clients at %d hosts, 8 clients listing and forcing '
+                  'down for %.0f s:\n' % (runs[0]['hosts'],
+                                          slow['with']['seconds']))
+        for label in ('without', 'with'):
+            item = slow[label]
+            out.write('  %3d slow connections: %d requests, %d failures, '
+                      'median/p99 %s/%s ms, %s/s, %d closed by the server\n'
+                      % (item['slow_connections'], item['requests'],
+                         item['failures'], _short(item['median_ms']),
+                         _short(item['p99_ms']), item['per_second'],
+                         item['reopened_by_server_close']))
+        out.write('  p99 with / without: x%.2f\n' % slow['p99_ratio'])
     line('heartbeats report_state/s (fail)', ['%s (%d)' % (
         run['heartbeats']['per_second'], run['heartbeats']['failures'])
         for run in runs])
@@ -739,6 +887,11 @@ def run_one(args, hosts):
             force_down = measure_force_down(
                 server.port, uuids, hosts, args.sequential, args.concurrent,
                 args.sustain)
+            slow = None
+            if args.slow_clients and hosts == args.hosts[0]:
+                slow = measure_slow_clients(server.port, uuids, hosts,
+                                            args.slow_clients,
+                                            args.slow_seconds)
         finally:
             sampler.stop()
         server.stop()
@@ -748,6 +901,7 @@ def run_one(args, hosts):
         batched = measure_heartbeats(*senders, batch=args.heartbeat_batch)
         return {
             'hosts': hosts, 'listings': listings, 'force_down': force_down,
+            'slow_clients': slow,
             'heartbeats': heartbeats, 'heartbeats_batched': batched,
             'rss': {'peak_sum_mb': round(sampler.peak_sum / 2 ** 20, 1),
                     'peak_process_mb': round(sampler.peak_process / 2 ** 20,
@@ -790,6 +944,13 @@ def parse_args(argv):
                         help='hosts per client with 8 clients (default 40)')
     parser.add_argument('--sustain', type=float, default=5.0,
                         help='seconds of the sustained force-down run')
+    parser.add_argument('--slow-clients', type=int, default=300,
+                        help='slow or stalled connections held open beside '
+                             '8 clients of mixed load, at the first host '
+                             'count (default 300; 0 skips this run)')
+    parser.add_argument('--slow-seconds', type=float, default=60.0,
+                        help='seconds of mixed load, once without and once '
+                             'with the slow connections (default 60)')
     parser.add_argument('--heartbeat-processes', type=int, default=2,
                         help='agent processes sending heartbeats (default 2)')
     parser.add_argument('--heartbeat-threads', type=int, default=4,
