@@ -119,11 +119,12 @@ class BufferingWorker(base.Worker):
         for sock in adj.sockets:
             server_class = (_UnixServer if sock.family == socket.AF_UNIX
                             else _TcpServer)
-            server_class(_access_logged(self.wsgi, self.log.access_log),
-                         socket_map, _sock=sock,
-                         dispatcher=dispatcher, adj=adj, bind_socket=False,
-                         sockinfo=(sock.family, sock.type, sock.proto,
-                                   sock.getsockname()))
+            listener = server_class(
+                _access_logged(self.wsgi, self.log.access_log), socket_map,
+                _sock=sock, dispatcher=dispatcher, adj=adj,
+                bind_socket=False, sockinfo=(sock.family, sock.type,
+                                             sock.proto, sock.getsockname()))
+            listener.server_name = _server_name(sock)
         return socket_map
 
     def _stop(self, socket_map, dispatcher):
@@ -138,6 +139,14 @@ class BufferingWorker(base.Worker):
                            count=1)
         dispatcher.shutdown(timeout=max(0.0, deadline - time.monotonic()))
         wasyncore.close_all(socket_map)
+
+
+def _server_name(sock):
+    """SERVER_NAME for requests without a Host: the address bound."""
+    if sock.family == socket.AF_UNIX:
+        return 'localhost'
+    host = sock.getsockname()[0]
+    return '[%s]' % host if ':' in host else host
 
 
 def _busy(socket_map, dispatcher):

@@ -137,6 +137,15 @@ class TestBrokenTransfers(_ServerTestCase):
         self.assertNoTraceback()
 
 
+class TestHostlessRequests(_ServerTestCase):
+
+    def test_links_name_the_bound_address(self):
+        response = self.exchange(b'GET /v2.1 HTTP/1.0\r\n\r\n')
+        body = json.loads(response.partition(b'\r\n\r\n')[2])
+        self.assertEqual('http://127.0.0.1:%d/v2.1/' % self.port,
+                         body['version']['links'][0]['href'])
+
+
 class TestServersSideBySide(testtools.TestCase):
 
     def test_each_server_owns_its_control_socket(self):
