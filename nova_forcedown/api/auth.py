@@ -2,19 +2,35 @@
 context middleware that turns identity headers into a RequestContext.
 
 ``keystone`` uses keystonemiddleware's auth_token (wired in deploy.py);
-``http_basic`` checks an htpasswd file of bcrypt hashes with oslo.middleware;
-``noauth2`` trusts a ``user:project`` token and exists for development and
-tests only.
+``http_basic`` checks an htpasswd file of bcrypt hashes, parsed with
+oslo.middleware; ``noauth2`` trusts a ``user:project`` token and exists for
+development and tests only.
 """
 
+import bcrypt
+from oslo_log import log as logging
 from oslo_middleware import basic_auth
 import webob.dec
+import webob.exc
 
 from nova_forcedown.api import fault
 from nova_forcedown.api import request as api_request
 from nova_forcedown import context as nf_context
 
+LOG = logging.getLogger(__name__)
+
 AUTH_REQUIRED = 'Authentication required'
+
+ADMIN_ROLES = ['admin', 'member', 'reader']
+USER_ROLES = ['member', 'reader']
+
+# bcrypt reads at most this many bytes of a password. bcrypt 5 refuses a
+# longer one (ValueError) where older versions and htpasswd cut it short;
+# here a longer password is simply a wrong one.
+BCRYPT_MAX_PASSWORD_BYTES = 72
+
+# How much of a user name a log line shows.
+_LOGGED_NAME_CHARS = 64
 
 
 def _identity_headers(req, user, project, roles):
@@ -37,6 +53,16 @@ def _strip_identity_headers(req):
                                    'HTTP_X_IDENTITY_STATUS',
                                    'HTTP_X_SERVICE_'))]:
         del req.environ[key]
+
+
+def _loggable(name):
+    """``name`` as a log line may show it: escaped, quoted and short.
+
+    A client chooses the user name it sends; a newline or an escape
+    sequence in it must not forge log lines or drive a terminal.
+    """
+    shown = ascii(name[:_LOGGED_NAME_CHARS])
+    return shown + '...' if len(name) > _LOGGED_NAME_CHARS else shown
 
 
 class NoAuth2:
@@ -67,29 +93,120 @@ class NoAuth2:
 
 
 class HTTPBasicAuth:
-    """htpasswd users with bcrypt hashes; ``admin_users`` get role admin."""
+    """htpasswd users with bcrypt hashes; ``admin_users`` get role admin.
+
+    The file is read at every request, as oslo.middleware does, so that
+    added users and changed passwords apply at once. Every attempt costs
+    one bcrypt check at the file's cost, whether or not the user exists and
+    whatever the password's length: how long a 401 takes tells nothing
+    about which users exist.
+    """
 
     def __init__(self, application, user_file, admin_users):
         basic_auth.validate_auth_file(user_file)
         self.application = application
         self.user_file = user_file
         self.admin_users = set(admin_users)
+        self._dummy_hashes = {}
 
     @webob.dec.wsgify
     def __call__(self, req):
         _strip_identity_headers(req)
-        try:
-            token = basic_auth.parse_header(req.environ)
-            username, password = basic_auth.parse_token(token)
-            basic_auth.authenticate(self.user_file, username, password)
-        except webob.exc.HTTPException:
+        username = self._authenticate(req)
+        if username is None:
             return fault.response(
                 401, AUTH_REQUIRED,
                 [('WWW-Authenticate', 'Basic realm="nova-forcedown"')])
-        roles = (['admin', 'member', 'reader']
-                 if username in self.admin_users else ['member', 'reader'])
+        roles = ADMIN_ROLES if username in self.admin_users else USER_ROLES
         _identity_headers(req, username, None, roles)
         return req.get_response(self.application)
+
+    def _authenticate(self, req):
+        """The user name the request proves, else None, logged once."""
+        credentials = _basic_credentials(req)
+        if credentials is None:
+            return None
+        username, password = credentials
+        try:
+            hashes = _read_hashes(self.user_file)
+        except OSError as exc:
+            LOG.error('HTTP basic authentication: cannot read %s: %s',
+                      self.user_file, exc)
+            return None
+        if self._password_matches(hashes, username, password):
+            return username
+        LOG.info('HTTP basic authentication failed for user %s',
+                 _loggable(username))
+        return None
+
+    def _password_matches(self, hashes, username, password):
+        crypted = hashes.get(username)
+        usable = (crypted is not None and
+                  len(password) <= BCRYPT_MAX_PASSWORD_BYTES)
+        checked = crypted if usable else self._dummy_hash(hashes.values())
+        try:
+            matches = bcrypt.checkpw(password[:BCRYPT_MAX_PASSWORD_BYTES],
+                                     checked)
+        except ValueError:
+            LOG.error('HTTP basic authentication: the hash of user %s in '
+                      '%s is not a valid bcrypt hash', _loggable(username),
+                      self.user_file)
+            return False
+        return usable and matches
+
+    def _dummy_hash(self, hashes):
+        """A hash of nobody's password, at the highest cost in the file."""
+        cost = max((_cost(crypted) for crypted in hashes), default=12)
+        if cost not in self._dummy_hashes:
+            self._dummy_hashes[cost] = bcrypt.hashpw(
+                b'', bcrypt.gensalt(rounds=cost))
+        return self._dummy_hashes[cost]
+
+
+def _basic_credentials(req):
+    """(user name, password bytes) of a Basic Authorization, else None.
+
+    The header is taken out of the environment, so that nothing below sees
+    the password.
+    """
+    header = req.environ.pop('HTTP_AUTHORIZATION', '')
+    scheme, _, token = header.strip().partition(' ')
+    if scheme.lower() != 'basic':
+        LOG.info('HTTP basic authentication: no Basic credentials')
+        return None
+    try:
+        return basic_auth.parse_token(token.strip())
+    except webob.exc.HTTPException:
+        # oslo.middleware has logged why, in one line.
+        return None
+
+
+def _read_hashes(user_file):
+    """{user name: bcrypt hash} from the htpasswd file; the first wins.
+
+    Lines of other hash types were refused at start-up; one added since is
+    skipped, so its user cannot log in.
+    """
+    hashes = {}
+    with open(user_file) as lines:
+        for line in lines:
+            entry = line.strip()
+            if not entry or ':' not in entry:
+                continue
+            try:
+                username, crypted = basic_auth.parse_entry(entry)
+            except webob.exc.HTTPException:
+                continue
+            hashes.setdefault(username, crypted)
+    return hashes
+
+
+def _cost(crypted):
+    """The cost of a ``$2b$<cost>$...`` hash; 4 (the least) if unreadable."""
+    try:
+        return min(max(int(crypted.split(b'$')[2]), 4), 31)
+    except (IndexError, ValueError):
+        return 4
 
 
 class ContextMiddleware:
