@@ -24,6 +24,14 @@ AUTH_REQUIRED = 'Authentication required'
 ADMIN_ROLES = ['admin', 'member', 'reader']
 USER_ROLES = ['member', 'reader']
 
+# Identity headers only middleware may set: a client's are dropped.
+# oslo.context reads all of these into the request context.
+_IDENTITY_PREFIXES = ('HTTP_X_USER', 'HTTP_X_PROJECT', 'HTTP_X_TENANT',
+                      'HTTP_X_ROLE', 'HTTP_X_IDENTITY_STATUS',
+                      'HTTP_X_SERVICE_', 'HTTP_X_DOMAIN_',
+                      'HTTP_X_IS_ADMIN_PROJECT',
+                      'HTTP_OPENSTACK_SYSTEM_SCOPE')
+
 # bcrypt reads at most this many bytes of a password. bcrypt 5 refuses a
 # longer one (ValueError) where older versions and htpasswd cut it short;
 # here a longer password is simply a wrong one.
@@ -48,10 +56,7 @@ def _identity_headers(req, user, project, roles):
 def _strip_identity_headers(req):
     """Drop identity headers a client sent: only middleware may set them."""
     for key in [key for key in req.environ
-                if key.startswith(('HTTP_X_USER', 'HTTP_X_PROJECT',
-                                   'HTTP_X_TENANT', 'HTTP_X_ROLE',
-                                   'HTTP_X_IDENTITY_STATUS',
-                                   'HTTP_X_SERVICE_'))]:
+                if key.startswith(_IDENTITY_PREFIXES)]:
         del req.environ[key]
 
 
@@ -66,9 +71,11 @@ def _loggable(name):
 
 
 class NoAuth2:
-    """Token ``user:project``; user ``admin`` is an administrator.
+    """Token ``user:project``; user ``admin`` is the administrator.
 
-    Other users get the roles of an ``X-Roles`` header, else ``member``.
+    Other users get roles ``member`` and ``reader``, or the roles an
+    ``X-Roles`` header names, so that a developer can try policy rules for
+    custom roles (``fencer``); that header never grants ``admin``.
     """
 
     def __init__(self, application):
@@ -77,19 +84,29 @@ class NoAuth2:
     @webob.dec.wsgify
     def __call__(self, req):
         token = req.headers.get('X-Auth-Token', '').strip()
-        roles_header = req.headers.get('X-Roles')
+        roles_header = req.headers.get('X-Roles', '')
         _strip_identity_headers(req)
-        if not token:
+        # A user or project id is logged with every line of the request.
+        if not token or not token.isprintable():
             return fault.response(401, AUTH_REQUIRED)
         user, _, project = token.partition(':')
         if user == 'admin':
-            roles = ['admin', 'member', 'reader']
-        elif roles_header:
-            roles = [role.strip() for role in roles_header.split(',')]
+            roles = ADMIN_ROLES
         else:
-            roles = ['member', 'reader']
+            roles = _custom_roles(roles_header) or USER_ROLES
         _identity_headers(req, user, project or user, roles)
         return req.get_response(self.application)
+
+
+def _custom_roles(header):
+    """Roles named in an X-Roles header, never admin.
+
+    oslo.policy matches role names without regard to case, so neither is
+    ``Admin`` kept.
+    """
+    names = [name.strip() for name in header.split(',')]
+    return [name for name in names
+            if name and name.isprintable() and name.lower() != 'admin']
 
 
 class HTTPBasicAuth:

