@@ -1,15 +1,22 @@
 """Authentication middleware, one per ``[api] auth_strategy``, and the
-context middleware that turns identity headers into a RequestContext.
+middleware that give each request its RequestContext.
 
 ``keystone`` uses keystonemiddleware's auth_token (wired in deploy.py);
 ``http_basic`` checks an htpasswd file of bcrypt hashes, parsed with
 oslo.middleware; ``noauth2`` trusts a ``user:project`` token and exists for
 development and tests only.
+
+Every request first gets an anonymous context carrying only its request id
+(:class:`RequestContextScope`), so what is logged before authentication
+names this request and nobody; :class:`ContextMiddleware` replaces it with
+the authenticated one.
 """
 
 import bcrypt
+from oslo_context import context as oslo_context
 from oslo_log import log as logging
 from oslo_middleware import basic_auth
+from oslo_middleware import request_id
 import webob.dec
 import webob.exc
 
@@ -224,6 +231,34 @@ def _cost(crypted):
         return min(max(int(crypted.split(b'$')[2]), 4), 31)
     except (IndexError, ValueError):
         return 4
+
+
+class RequestContextScope:
+    """Give the request an anonymous context for as long as it is served.
+
+    oslo.log names the thread's current oslo.context context in every line,
+    and oslo.context keeps the last context created on a thread until the
+    next one is: a request that never authenticates (a 401, a version
+    document, /healthcheck) would log as the previous request of the same
+    thread. This sets a context with only this request's id (and global
+    request id) before anything below logs, and puts back what the thread
+    had before (normally nothing) once the response is returned.
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        previous = oslo_context.get_current()
+        # Created with overwrite=True: it becomes the thread's context.
+        nf_context.RequestContext(
+            request_id=environ.get(request_id.ENV_REQUEST_ID),
+            global_request_id=environ.get(request_id.GLOBAL_REQ_ID),
+            overwrite=True)
+        try:
+            return self.application(environ, start_response)
+        finally:
+            nf_context.make_current(previous)
 
 
 class ContextMiddleware:

@@ -175,7 +175,16 @@ class _RequestId(request_id.RequestId):
 
 
 def request_id_factory(global_conf, **local_conf):
-    return _RequestId.factory(global_conf, **local_conf)
+    """The request id, and an anonymous context carrying it.
+
+    The outermost filter of every pipeline, so that every log line of a
+    request names it, whatever answers it.
+    """
+    conf = _conf(global_conf)
+
+    def _filter(app):
+        return _RequestId(auth.RequestContextScope(app), conf)
+    return _filter
 
 
 def http_proxy_to_wsgi_factory(global_conf, **local_conf):

@@ -371,6 +371,7 @@ class TestHTTPBasicMode(_AccessTestCase):
         self.assertEqual(len(headers), len(lines), lines)
         for line in lines:
             self.assertTrue(line.isprintable(), ascii(line))
+            self.assertIn('user=None', line)
         self.assertIn(r"for user 'mallory\nforged line'", log.output)
         self.assertIn(r"for user 'esc\x1b[2J\x1b[31mape'", log.output)
 
