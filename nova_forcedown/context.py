@@ -29,3 +29,16 @@ def get_admin_context():
     """A context for command-line tools and the agent: admin, no user."""
     return RequestContext(user_id=None, project_id=None, is_admin=True,
                           roles=['admin'], overwrite=False)
+
+
+def make_current(ctx):
+    """Make ``ctx`` this thread's current context; None leaves it none.
+
+    oslo.log names the current context in every line. oslo.context sets it
+    whenever a context is created, but has no call to clear it, so its
+    thread-local store is set directly here, the one place that does.
+    """
+    if ctx is None:
+        context._request_store.context = None
+    else:
+        ctx.update_store()

@@ -1,20 +1,51 @@
 """Authentication middleware, one per ``[api] auth_strategy``, and the
-context middleware that turns identity headers into a RequestContext.
+middleware that give each request its RequestContext.
 
 ``keystone`` uses keystonemiddleware's auth_token (wired in deploy.py);
-``http_basic`` checks an htpasswd file of bcrypt hashes with oslo.middleware;
-``noauth2`` trusts a ``user:project`` token and exists for development and
-tests only.
+``http_basic`` checks an htpasswd file of bcrypt hashes, parsed with
+oslo.middleware; ``noauth2`` trusts a ``user:project`` token and exists for
+development and tests only.
+
+Every request first gets an anonymous context carrying only its request id
+(:class:`RequestContextScope`), so what is logged before authentication
+names this request and nobody; :class:`ContextMiddleware` replaces it with
+the authenticated one.
 """
 
+import bcrypt
+from oslo_context import context as oslo_context
+from oslo_log import log as logging
 from oslo_middleware import basic_auth
+from oslo_middleware import request_id
 import webob.dec
+import webob.exc
 
 from nova_forcedown.api import fault
 from nova_forcedown.api import request as api_request
 from nova_forcedown import context as nf_context
 
+LOG = logging.getLogger(__name__)
+
 AUTH_REQUIRED = 'Authentication required'
+
+ADMIN_ROLES = ['admin', 'member', 'reader']
+USER_ROLES = ['member', 'reader']
+
+# Identity headers only middleware may set: a client's are dropped.
+# oslo.context reads all of these into the request context.
+_IDENTITY_PREFIXES = ('HTTP_X_USER', 'HTTP_X_PROJECT', 'HTTP_X_TENANT',
+                      'HTTP_X_ROLE', 'HTTP_X_IDENTITY_STATUS',
+                      'HTTP_X_SERVICE_', 'HTTP_X_DOMAIN_',
+                      'HTTP_X_IS_ADMIN_PROJECT',
+                      'HTTP_OPENSTACK_SYSTEM_SCOPE')
+
+# bcrypt reads at most this many bytes of a password. bcrypt 5 refuses a
+# longer one (ValueError) where older versions and htpasswd cut it short;
+# here a longer password is simply a wrong one.
+BCRYPT_MAX_PASSWORD_BYTES = 72
+
+# How much of a user name a log line shows.
+_LOGGED_NAME_CHARS = 64
 
 
 def _identity_headers(req, user, project, roles):
@@ -32,17 +63,26 @@ def _identity_headers(req, user, project, roles):
 def _strip_identity_headers(req):
     """Drop identity headers a client sent: only middleware may set them."""
     for key in [key for key in req.environ
-                if key.startswith(('HTTP_X_USER', 'HTTP_X_PROJECT',
-                                   'HTTP_X_TENANT', 'HTTP_X_ROLE',
-                                   'HTTP_X_IDENTITY_STATUS',
-                                   'HTTP_X_SERVICE_'))]:
+                if key.startswith(_IDENTITY_PREFIXES)]:
         del req.environ[key]
 
 
-class NoAuth2:
-    """Token ``user:project``; user ``admin`` is an administrator.
+def _loggable(name):
+    """``name`` as a log line may show it: escaped, quoted and short.
 
-    Other users get the roles of an ``X-Roles`` header, else ``member``.
+    A client chooses the user name it sends; a newline or an escape
+    sequence in it must not forge log lines or drive a terminal.
+    """
+    shown = ascii(name[:_LOGGED_NAME_CHARS])
+    return shown + '...' if len(name) > _LOGGED_NAME_CHARS else shown
+
+
+class NoAuth2:
+    """Token ``user:project``; user ``admin`` is the administrator.
+
+    Other users get roles ``member`` and ``reader``, or the roles an
+    ``X-Roles`` header names, so that a developer can try policy rules for
+    custom roles (``fencer``); that header never grants ``admin``.
     """
 
     def __init__(self, application):
@@ -51,45 +91,174 @@ class NoAuth2:
     @webob.dec.wsgify
     def __call__(self, req):
         token = req.headers.get('X-Auth-Token', '').strip()
-        roles_header = req.headers.get('X-Roles')
+        roles_header = req.headers.get('X-Roles', '')
         _strip_identity_headers(req)
-        if not token:
+        # A user or project id is logged with every line of the request.
+        if not token or not token.isprintable():
             return fault.response(401, AUTH_REQUIRED)
         user, _, project = token.partition(':')
         if user == 'admin':
-            roles = ['admin', 'member', 'reader']
-        elif roles_header:
-            roles = [role.strip() for role in roles_header.split(',')]
+            roles = ADMIN_ROLES
         else:
-            roles = ['member', 'reader']
+            roles = _custom_roles(roles_header) or USER_ROLES
         _identity_headers(req, user, project or user, roles)
         return req.get_response(self.application)
 
 
+def _custom_roles(header):
+    """Roles named in an X-Roles header, never admin.
+
+    oslo.policy matches role names without regard to case, so neither is
+    ``Admin`` kept.
+    """
+    names = [name.strip() for name in header.split(',')]
+    return [name for name in names
+            if name and name.isprintable() and name.lower() != 'admin']
+
+
 class HTTPBasicAuth:
-    """htpasswd users with bcrypt hashes; ``admin_users`` get role admin."""
+    """htpasswd users with bcrypt hashes; ``admin_users`` get role admin.
+
+    The file is read at every request, as oslo.middleware does, so that
+    added users and changed passwords apply at once. Every attempt costs
+    one bcrypt check at the file's cost, whether or not the user exists and
+    whatever the password's length: how long a 401 takes tells nothing
+    about which users exist.
+    """
 
     def __init__(self, application, user_file, admin_users):
         basic_auth.validate_auth_file(user_file)
         self.application = application
         self.user_file = user_file
         self.admin_users = set(admin_users)
+        self._dummy_hashes = {}
 
     @webob.dec.wsgify
     def __call__(self, req):
         _strip_identity_headers(req)
-        try:
-            token = basic_auth.parse_header(req.environ)
-            username, password = basic_auth.parse_token(token)
-            basic_auth.authenticate(self.user_file, username, password)
-        except webob.exc.HTTPException:
+        username = self._authenticate(req)
+        if username is None:
             return fault.response(
                 401, AUTH_REQUIRED,
                 [('WWW-Authenticate', 'Basic realm="nova-forcedown"')])
-        roles = (['admin', 'member', 'reader']
-                 if username in self.admin_users else ['member', 'reader'])
+        roles = ADMIN_ROLES if username in self.admin_users else USER_ROLES
         _identity_headers(req, username, None, roles)
         return req.get_response(self.application)
+
+    def _authenticate(self, req):
+        """The user name the request proves, else None, logged once."""
+        credentials = _basic_credentials(req)
+        if credentials is None:
+            return None
+        username, password = credentials
+        try:
+            hashes = _read_hashes(self.user_file)
+        except OSError as exc:
+            LOG.error('HTTP basic authentication: cannot read %s: %s',
+                      self.user_file, exc)
+            return None
+        if self._password_matches(hashes, username, password):
+            return username
+        LOG.info('HTTP basic authentication failed for user %s',
+                 _loggable(username))
+        return None
+
+    def _password_matches(self, hashes, username, password):
+        crypted = hashes.get(username)
+        usable = (crypted is not None and
+                  len(password) <= BCRYPT_MAX_PASSWORD_BYTES)
+        checked = crypted if usable else self._dummy_hash(hashes.values())
+        try:
+            matches = bcrypt.checkpw(password[:BCRYPT_MAX_PASSWORD_BYTES],
+                                     checked)
+        except ValueError:
+            LOG.error('HTTP basic authentication: the hash of user %s in '
+                      '%s is not a valid bcrypt hash', _loggable(username),
+                      self.user_file)
+            return False
+        return usable and matches
+
+    def _dummy_hash(self, hashes):
+        """A hash of nobody's password, at the highest cost in the file."""
+        cost = max((_cost(crypted) for crypted in hashes), default=12)
+        if cost not in self._dummy_hashes:
+            self._dummy_hashes[cost] = bcrypt.hashpw(
+                b'', bcrypt.gensalt(rounds=cost))
+        return self._dummy_hashes[cost]
+
+
+def _basic_credentials(req):
+    """(user name, password bytes) of a Basic Authorization, else None.
+
+    The header is taken out of the environment, so that nothing below sees
+    the password.
+    """
+    header = req.environ.pop('HTTP_AUTHORIZATION', '')
+    scheme, _, token = header.strip().partition(' ')
+    if scheme.lower() != 'basic':
+        LOG.info('HTTP basic authentication: no Basic credentials')
+        return None
+    try:
+        return basic_auth.parse_token(token.strip())
+    except webob.exc.HTTPException:
+        # oslo.middleware has logged why, in one line.
+        return None
+
+
+def _read_hashes(user_file):
+    """{user name: bcrypt hash} from the htpasswd file; the first wins.
+
+    Lines of other hash types were refused at start-up; one added since is
+    skipped, so its user cannot log in.
+    """
+    hashes = {}
+    with open(user_file) as lines:
+        for line in lines:
+            entry = line.strip()
+            if not entry or ':' not in entry:
+                continue
+            try:
+                username, crypted = basic_auth.parse_entry(entry)
+            except webob.exc.HTTPException:
+                continue
+            hashes.setdefault(username, crypted)
+    return hashes
+
+
+def _cost(crypted):
+    """The cost of a ``$2b$<cost>$...`` hash; 4 (the least) if unreadable."""
+    try:
+        return min(max(int(crypted.split(b'$')[2]), 4), 31)
+    except (IndexError, ValueError):
+        return 4
+
+
+class RequestContextScope:
+    """Give the request an anonymous context for as long as it is served.
+
+    oslo.log names the thread's current oslo.context context in every line,
+    and oslo.context keeps the last context created on a thread until the
+    next one is: a request that never authenticates (a 401, a version
+    document, /healthcheck) would log as the previous request of the same
+    thread. This sets a context with only this request's id (and global
+    request id) before anything below logs, and puts back what the thread
+    had before (normally nothing) once the response is returned.
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        previous = oslo_context.get_current()
+        # Created with overwrite=True: it becomes the thread's context.
+        nf_context.RequestContext(
+            request_id=environ.get(request_id.ENV_REQUEST_ID),
+            global_request_id=environ.get(request_id.GLOBAL_REQ_ID),
+            overwrite=True)
+        try:
+            return self.application(environ, start_response)
+        finally:
+            nf_context.make_current(previous)
 
 
 class ContextMiddleware:

@@ -175,14 +175,42 @@ class _RequestId(request_id.RequestId):
 
 
 def request_id_factory(global_conf, **local_conf):
-    return _RequestId.factory(global_conf, **local_conf)
+    """The request id, and an anonymous context carrying it.
 
-
-def http_proxy_to_wsgi_factory(global_conf, **local_conf):
+    The outermost filter of every pipeline, so that every log line of a
+    request names it, whatever answers it.
+    """
     conf = _conf(global_conf)
 
     def _filter(app):
-        return http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+        return _RequestId(auth.RequestContextScope(app), conf)
+    return _filter
+
+
+class _HTTPProxyToWSGI(http_proxy_to_wsgi.HTTPProxyToWSGI):
+    """oslo.middleware's, and an empty Host header counts as none.
+
+    webob builds links from a Host header even when it is empty
+    ("http:///v2/"); without one, it names the server's own address.
+    """
+
+    def process_request(self, req):
+        if not req.environ.get('HTTP_HOST', '').strip():
+            req.environ.pop('HTTP_HOST', None)
+        return super().process_request(req)
+
+
+def http_proxy_to_wsgi_factory(global_conf, **local_conf):
+    """X-Forwarded-Proto/-Host/-For/-Prefix and Forwarded, when trusted.
+
+    Only when ``[oslo_middleware] enable_proxy_headers_parsing`` is true
+    (default false). X-Forwarded-Ssl and X-Forwarded-Protocol are never
+    read.
+    """
+    conf = _conf(global_conf)
+
+    def _filter(app):
+        return _HTTPProxyToWSGI(app, conf)
     return _filter
 
 

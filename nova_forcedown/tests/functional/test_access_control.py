@@ -5,7 +5,9 @@ Keystone v3 stub served by the test on loopback (tests/keystone_stub.py):
 admin, member, reader, a member of another project, no token, an unknown
 token and an expired one. ``http_basic`` mode reads an htpasswd file of
 bcrypt hashes written by the test: the admin user, a user who is not an
-administrator, a wrong password, an unknown user and malformed headers.
+administrator, a wrong password, an unknown user, a password longer than
+bcrypt reads, control characters in user names and malformed headers.
+``noauth2`` mode: an X-Roles header never makes a user an administrator.
 Each gets exactly the expected status; no error body carries a host name,
 another project's data or a traceback. Policy overrides from policy.yaml
 and policy.json apply in keystone mode. (``noauth2`` on a non-loopback
@@ -26,6 +28,7 @@ from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.tests.functional.api import fixtures as api_fixtures
 from nova_forcedown.tests.functional.api import test_policy_matrix
+from nova_forcedown.tests.functional import log_lines
 from nova_forcedown.tests import keystone_stub
 from nova_forcedown.tests import processes
 
@@ -93,6 +96,7 @@ class _AccessTestCase(base.BaseTestCase):
                                  default_config_files=[],
                                  default_config_dirs=[])
         self.addCleanup(conf.reset)
+        self.conf = conf
         return deploy.load_app(conf)
 
     def request(self, method, path, version=None, body=None, headers=None):
@@ -258,17 +262,27 @@ def _basic(user, password):
     return {'Authorization': 'Basic ' + token}
 
 
+# bcrypt's cost in the test's htpasswd file: not bcrypt's default (12), nor
+# its least (4), so that a check at the file's cost is told from either.
+COST = 5
+# bcrypt reads 72 bytes of a password at most.
+POET_PASSWORD = 'rhyme-' * 12
+
+
 class TestHTTPBasicMode(_AccessTestCase):
 
     def setUp(self):
         super().setUp()
         user_file = os.path.join(self.directory, 'htpasswd')
+        self.hashes = {}
         with open(user_file, 'w') as output:
             for user, password in (('admin', 'admin-secret'),
-                                   ('operator', 'operator-secret')):
+                                   ('operator', 'operator-secret'),
+                                   ('poet', POET_PASSWORD)):
                 hashed = bcrypt.hashpw(password.encode(),
-                                       bcrypt.gensalt(rounds=4))
+                                       bcrypt.gensalt(rounds=COST))
                 output.write('%s:%s\n' % (user, hashed.decode()))
+                self.hashes[user] = hashed
         self.app = self.build_app(_HTTP_BASIC_CONFIG % {
             'user_file': user_file})
 
@@ -278,6 +292,10 @@ class TestHTTPBasicMode(_AccessTestCase):
             ('bad password', _basic('admin', 'wrong'), 401),
             ('empty password', _basic('admin', ''), 401),
             ('unknown user', _basic('mallory', 'admin-secret'), 401),
+            ('password over 72 bytes',
+             _basic('admin', 'admin-secret' + 'x' * 61), 401),
+            ('unknown user, password over 72 bytes',
+             _basic('mallory', 'x' * 73), 401),
             ('not basic', {'Authorization': 'Bearer admin-secret'}, 401),
             ('not base64', {'Authorization': 'Basic !!!'}, 401),
             ('token header', {'X-Auth-Token': 'admin:' + ADMIN_PROJECT},
@@ -292,6 +310,111 @@ class TestHTTPBasicMode(_AccessTestCase):
                             headers=_basic('admin', 'wrong'))
         self.assertEqual(401, resp.status_code)
         self.assertTrue(resp.headers['WWW-Authenticate'].startswith('Basic'))
+
+    def test_a_password_is_read_to_72_bytes_and_no_further(self):
+        self.assertEqual(72, len(POET_PASSWORD.encode()))
+        resp = self.request('GET', '/v2/extensions',
+                            headers=_basic('poet', POET_PASSWORD))
+        self.assertEqual(200, resp.status_code)
+        # htpasswd and bcrypt before 5.0 would cut this one to the first 72
+        # bytes, and let it in.
+        for user, password in (('poet', POET_PASSWORD + '!'),
+                               ('admin', 'admin-secret' + ' ' * 200),
+                               ('nobody', POET_PASSWORD + '!')):
+            resp = self.request('GET', '/v2/extensions',
+                                headers=_basic(user, password))
+            self.assertIsNone(_problem(resp, 401), user)
+            self.assertTrue(
+                resp.headers['WWW-Authenticate'].startswith('Basic'))
+
+    def test_every_attempt_costs_one_bcrypt_check_at_the_files_cost(self):
+        # Counts bcrypt's checks, and lets each one run.
+        checked = []
+        checkpw = bcrypt.checkpw
+
+        def counted_checkpw(password, hashed):
+            checked.append(hashed)
+            return checkpw(password, hashed)
+        self.useFixture(fixtures.MonkeyPatch('bcrypt.checkpw',
+                                             counted_checkpw))
+        cost = b'$2b$%02d$' % COST
+        for user, password, known, want in (
+                ('admin', 'admin-secret', True, 200),
+                ('admin', 'wrong', True, 401),
+                ('mallory', 'wrong', False, 401),
+                ('', '', False, 401),
+                ('admin', 'admin-secret' + 'x' * 61, False, 401),
+                ('mallory', 'x' * 500, False, 401)):
+            del checked[:]
+            resp = self.request('GET', '/v2/extensions',
+                                headers=_basic(user, password))
+            self.assertEqual(want, resp.status_code, (user, password))
+            (hashed,) = checked
+            self.assertTrue(hashed.startswith(cost), hashed)
+            self.assertEqual(known, hashed in self.hashes.values(), user)
+
+    def test_control_characters_in_user_names_never_reach_the_log(self):
+        log = self.useFixture(log_lines.LogLines(self.conf))
+        names = ['mallory\nforged line', 'mallory\r\nforged line',
+                 'admin\n', 'esc\x1b[2J\x1b[31mape', 'nul\x00', 'tab\tbed',
+                 'del\x7f', 'sep\u2028forged line', 'nel\x85forged line']
+        headers = [_basic(name, 'wrong') for name in names]
+        headers += [
+            {'Authorization': 'Basic ' + base64.b64encode(
+                b'\xff\x1b[2J:wrong').decode()},
+            {'Authorization': '\x1b[2J\x1b[31m bWFsbG9yeTp3cm9uZw=='},
+            {'Authorization': 'Basic \x1b[2J'}]
+        for header in headers:
+            resp = self.request('GET', '/v2.1/os-services', headers=header)
+            self.assertIsNone(_problem(resp, 401), header)
+        lines = log.lines()
+        self.assertEqual(len(headers), len(lines), lines)
+        for line in lines:
+            self.assertTrue(line.isprintable(), ascii(line))
+            self.assertIn('user=None', line)
+        self.assertIn(r"for user 'mallory\nforged line'", log.output)
+        self.assertIn(r"for user 'esc\x1b[2J\x1b[31mape'", log.output)
+
+
+class TestNoAuth2Mode(_AccessTestCase):
+    """noauth2: only user admin is an administrator, X-Roles or not."""
+
+    def setUp(self):
+        super().setUp()
+        self.app = self.build_app('[api]\nauth_strategy = noauth2\n')
+
+    def test_matrix(self):
+        member = {'X-Auth-Token': 'alice:' + api_fixtures.USER_PROJECT}
+        admin = {'X-Auth-Token': 'admin:' + ADMIN_PROJECT}
+        wrong = self.run_matrix([
+            ('no token', {}, 401),
+            ('empty token', {'X-Auth-Token': ' '}, 401),
+            ('control character in the token',
+             {'X-Auth-Token': 'admin:' + ADMIN_PROJECT + '\x1b[2J'}, 401),
+            ('member', member, 403),
+            ('X-Roles admin', dict(member, **{'X-Roles': 'admin'}), 403),
+            ('X-Roles Admin', dict(member, **{'X-Roles': ' Admin '}), 403),
+            ('X-Roles with admin', dict(member, **{
+                'X-Roles': 'reader,ADMIN,member'}), 403),
+            ('admin with X-Roles', dict(admin, **{'X-Roles': 'reader'}),
+             None),
+        ])
+        self.assertEqual([], wrong, '\n'.join(wrong))
+
+    def test_scope_and_domain_headers_from_the_client_are_ignored(self):
+        # Scope enforcement would refuse such a context anyway; it must not
+        # exist at all, nor show in what is logged of the request.
+        log = self.useFixture(log_lines.LogLines(self.conf))
+        member = {'X-Auth-Token': 'alice:' + api_fixtures.USER_PROJECT,
+                  'X-Roles': 'reader'}
+        for forged in ({'OpenStack-System-Scope': 'forged-scope'},
+                       {'X-Domain-Id': 'forged-domain'},
+                       {'X-Domain-Name': 'forged-domain'}):
+            resp = self.request('GET', '/v2/extensions',
+                                headers=dict(member, **forged))
+            self.assertEqual(200, resp.status_code, forged)
+        self.assertIn('"roles": ["reader"]', log.output)
+        self.assertNotIn('forged', log.output)
 
 
 class TestNoAuth2Refusal(base.BaseTestCase):

@@ -1,6 +1,7 @@
 """Policy matrix: every endpoint x (admin, member, no token).
 
-Also a policy.yaml override that takes effect without rebuilding the app.
+Also a policy.yaml override that takes effect without rebuilding the app,
+granted to a custom role that noauth2 reads from X-Roles.
 """
 
 import os
@@ -145,7 +146,8 @@ class PolicyFileTest(_AppTestCase):
     """A policy.yaml override of os_compute_api:os-services:update.
 
     It grants role fencer the rule, and changes to the file apply to the
-    running app.
+    running app. noauth2 takes a user's roles from X-Roles, so that custom
+    roles can be tried without Keystone; that header never grants admin.
     """
 
     def configure(self, conf):
@@ -189,6 +191,15 @@ class PolicyFileTest(_AppTestCase):
                                                roles=None).status_code)
         self.assertEqual(200, self._force_down(True, token=ADMIN,
                                                roles=None).status_code)
+
+    def test_x_roles_grants_custom_roles_but_never_admin(self):
+        for roles in ('fencer,admin', 'Admin, fencer', 'fencer,ADMIN '):
+            self.assertEqual(200, self._force_down(True, roles=roles)
+                             .status_code, roles)
+            resp = self.request('GET', '/v2.1/os-services',
+                                'fencer:' + fixtures.USER_PROJECT,
+                                roles=roles)
+            self.assertEqual(403, resp.status_code, roles)
 
     def test_changed_file_applies_without_restart(self):
         self.assertEqual(200, self._force_down(True).status_code)
