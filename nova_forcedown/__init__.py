@@ -1,0 +1,18 @@
+"""nova-forcedown: mark failed compute hosts down at once.
+
+Importing the package silences eventlet's own warnings, once, before any
+submodule runs. oslo.versionedobjects imports oslo.messaging, which loads
+oslo.service's eventlet back end, and eventlet warns at import that it is
+deprecated (and, when DeprecationWarnings are shown, at every fork).
+Nothing in this project runs on eventlet, so neither warning is anything a
+user can act on. Every entry point imports this package first: the console
+scripts, ``python -m nova_forcedown.cmd.*``, the WSGI application and
+tools/benchmark.py. Only these two messages are filtered; other warnings,
+eventlet-related or not, show as usual.
+"""
+
+import warnings
+
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
+warnings.filterwarnings('ignore', message=r'Using fork\(\) is a bad idea',
+                        category=DeprecationWarning, module='eventlet')

@@ -1,10 +1,6 @@
 """Console scripts. Each turns configuration and database problems into a
-one-line error and a non-zero exit, never a traceback."""
+one-line error and a non-zero exit, never a traceback.
 
-import warnings
-
-# oslo.versionedobjects imports oslo.messaging and with it oslo.service's
-# default eventlet backend, which warns on stderr that eventlet is
-# deprecated. Nothing here runs on eventlet, so the warning is only noise.
-warnings.filterwarnings('ignore', message='\nEventlet is deprecated',
-                        module='oslo_service')
+eventlet's deprecation warning is silenced by the package itself
+(nova_forcedown/__init__.py), for every entry point, not here.
+"""

@@ -8,6 +8,7 @@ small UPDATE per host per report_interval on the database.
 """
 
 import collections
+import time
 
 from oslo_log import log as logging
 from stevedore import driver as stevedore_driver
@@ -19,6 +20,7 @@ from nova_forcedown.objects import compute_node as node_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
+from nova_forcedown.servicegroup import condition_log
 from nova_forcedown.servicegroup import heartbeat
 
 LOG = logging.getLogger(__name__)
@@ -29,6 +31,32 @@ SERVICE_VERSION = 1
 # Seconds between two refreshes of the nodes' resources (uptime included),
 # the period of Nova's update_available_resource task.
 RESOURCE_INTERVAL = 60
+
+NODES_GONE = condition_log.Messages(
+    level=logging.ERROR,
+    started=('The compute node %(names)s is gone; it will not be '
+             'recreated. Restart the agent to register it again.',
+             '%(count)d compute nodes are gone: %(names)s. They will not be '
+             'recreated. Restart the agent to register them again.'),
+    reminder=('The compute node %(names)s is still gone; restart the agent '
+              'to register it again.',
+              '%(count)d compute nodes are still gone: %(names)s. Restart '
+              'the agent to register them again.'),
+    ended=('The compute node %(names)s is back; its resources are updated '
+           'again.',
+           '%(count)d compute nodes are back: %(names)s. Their resources '
+           'are updated again.'))
+
+RESOURCES_DATABASE_DOWN = condition_log.Messages(
+    level=logging.WARNING,
+    started='Cannot update the resources of the compute nodes, the '
+            'database is unavailable (%(error)s); retrying every '
+            '%(interval)s s.',
+    reminder='The resources of the compute nodes are still not updated '
+             'after %(seconds)d s, the database is unavailable '
+             '(%(error)s).',
+    ended='Recovered: the resources of the compute nodes are updated '
+          'again, after %(seconds)d s.')
 
 
 def load_driver(conf):
@@ -53,13 +81,17 @@ def set_changed(obj, values):
 
 class Agent:
 
-    def __init__(self, conf, driver):
+    def __init__(self, conf, driver, clock=time.monotonic):
         self._driver = driver
         self._binary = conf.binary
         self._availability_zone = conf.availability_zone
         self._context = nf_context.get_admin_context()
         self._servicegroup = servicegroup_api.API(conf)
         self._heartbeat = None
+        self._nodes_gone, self._database_down = (
+            condition_log.ConditionLog(LOG, messages,
+                                       conf.log_reminder_interval, clock)
+            for messages in (NODES_GONE, RESOURCES_DATABASE_DOWN))
         self.services = []
         self.nodes = []
 
@@ -142,17 +174,29 @@ class Agent:
             self._heartbeat.stop(timeout)
 
     def refresh_resources(self):
-        """Write what changed in each node's resources (uptime at least)."""
+        """Write what changed in each node's resources (uptime at least).
+
+        Nodes whose rows are gone, and a database outage, are logged when
+        that starts and ends and reminded while it lasts, not on every
+        refresh.
+        """
+        gone = []
         for node in self.nodes:
             set_changed(node, self._driver.node_resources(node.host))
             try:
                 node.save()
             except exception.ComputeNodeNotFound:
-                LOG.error('The compute node %s is gone; it will not be '
-                          'recreated. Restart the agent to register it '
-                          'again.', node.hypervisor_hostname)
+                gone.append(node.hypervisor_hostname)
             except heartbeat.DATABASE_ERRORS as exc:
-                LOG.warning('Cannot update the resources of the compute '
-                            'nodes, the database is unavailable: %s',
-                            heartbeat.first_line(exc))
-                return
+                outage = heartbeat.first_line(exc)
+                break
+        else:
+            outage = None
+        # Logged out of the except block: oslo.log would otherwise append
+        # the exception to the line, repeating what the line says.
+        if outage is not None:
+            self._database_down.update(['database'], error=outage,
+                                       interval=RESOURCE_INTERVAL)
+            return
+        self._database_down.update([])
+        self._nodes_gone.update(gone)

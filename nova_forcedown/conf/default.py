@@ -20,6 +20,15 @@ DEFAULT_OPTS = [
                help='Seconds without a heartbeat after which a service is '
                     'reported down. It must be larger than report_interval; '
                     'otherwise it is raised to 2.5 times report_interval.'),
+    cfg.IntOpt('log_reminder_interval', default=300, min=1,
+               help='Seconds between two reminders, in the compute agent\'s '
+                    'log, of a condition that lasts: services forced down, '
+                    'service or compute node records gone, the database '
+                    'unavailable. The agent logs such a condition once when '
+                    'it starts and once when it ends; in between it repeats '
+                    'it this often, in one line for all the hosts '
+                    'concerned, instead of once per host on every '
+                    'heartbeat.'),
     cfg.StrOpt('servicegroup_driver', default='db',
                help='Servicegroup driver deciding liveness, by name in the '
                     'nova_forcedown.servicegroup.drivers namespace.'),

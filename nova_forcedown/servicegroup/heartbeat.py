@@ -1,10 +1,13 @@
 """A background thread that reports services alive every interval."""
 
 import threading
+import time
 
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
+
+from nova_forcedown.servicegroup import condition_log
 
 LOG = logging.getLogger(__name__)
 
@@ -12,23 +15,78 @@ LOG = logging.getLogger(__name__)
 # OperationalError (lock timeout, lost server) that oslo.db passes through.
 DATABASE_ERRORS = (db_exc.DBError, sa_exc.OperationalError)
 
+FORCED_DOWN = condition_log.Messages(
+    level=logging.WARNING,
+    started=('Service %(names)s is forced down: it keeps heartbeating but '
+             'reports down until an operator clears forced_down.',
+             '%(count)d services are forced down: %(names)s. They keep '
+             'heartbeating but report down until an operator clears '
+             'forced_down.'),
+    reminder=('Service %(names)s is still forced down.',
+              '%(count)d services are still forced down: %(names)s.'),
+    ended=('Service %(names)s is no longer forced down.',
+           '%(count)d services are no longer forced down: %(names)s.'))
+
+ROWS_GONE = condition_log.Messages(
+    level=logging.ERROR,
+    started=('The services table record of %(names)s is gone; it will not '
+             'be recreated. Restart the agent to register the service '
+             'again.',
+             'The services table records of %(count)d services are gone: '
+             '%(names)s. They will not be recreated. Restart the agent to '
+             'register them again.'),
+    reminder=('The services table record of %(names)s is still gone; '
+              'restart the agent to register the service again.',
+              'The services table records of %(count)d services are still '
+              'gone: %(names)s. Restart the agent to register them again.'),
+    ended=('The services table record of %(names)s is back; it heartbeats '
+           'again.',
+           'The services table records of %(count)d services are back: '
+           '%(names)s. They heartbeat again.'))
+
+DATABASE_DOWN = condition_log.Messages(
+    level=logging.WARNING,
+    started='Heartbeats failed, the database is unavailable (%(error)s); '
+            'retrying every %(interval)s s.',
+    reminder='Heartbeats still fail after %(seconds)d s, the database is '
+             'unavailable (%(error)s); retrying every %(interval)s s.',
+    ended='Recovered: heartbeats are reaching the database again, after '
+          '%(seconds)d s.')
+
+FAILING = condition_log.Messages(
+    level=logging.ERROR,
+    started='Unexpected error in the heartbeats of %(services)d '
+            'service(s), %(first)s among them (%(error)s); retrying every '
+            '%(interval)s s.',
+    reminder='Heartbeats still fail after %(seconds)d s with an unexpected '
+             'error: %(error)s; retrying every %(interval)s s.',
+    ended='Recovered: heartbeats succeed again, after %(seconds)d s.')
+
 
 class Heartbeat:
     """Call ``report(services)`` every ``interval`` seconds until stopped.
 
-    ``report`` writes the heartbeats of all the services and returns those
-    whose rows are gone. No failure of one tick stops the loop: a missing
-    row, a database outage or any other error is logged and the next tick
-    tries again.
+    ``report`` writes the heartbeats of all the services, leaves each
+    service's ``forced_down`` as stored, and returns those whose rows are
+    gone. No failure of one tick stops the loop: a missing row, a database
+    outage or any other error is logged and the next tick tries again.
+
+    What the ticks find (services forced down, rows gone, an outage, an
+    unexpected error) is logged when it starts and when it ends, and
+    reminded every ``remind_every`` seconds while it lasts, one line for
+    all the services concerned: never a line per service per tick.
     """
 
-    def __init__(self, report, services, interval, initial_delay=0):
+    def __init__(self, report, services, interval, remind_every,
+                 initial_delay=0, clock=time.monotonic):
         self._report = report
         self._services = list(services)
         self._interval = interval
         self._initial_delay = initial_delay
         self._stopped = threading.Event()
-        self._database_down = False
+        self._forced_down, self._gone, self._database_down, self._failing = (
+            condition_log.ConditionLog(LOG, messages, remind_every, clock)
+            for messages in (FORCED_DOWN, ROWS_GONE, DATABASE_DOWN, FAILING))
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name='heartbeat')
 
@@ -55,32 +113,39 @@ class Heartbeat:
         """Report every service once; returns True when all succeeded."""
         try:
             gone = self._report(self._services)
-        except DATABASE_ERRORS as exc:
-            LOG.warning('Heartbeats failed, the database is unavailable '
-                        '(%(error)s); retrying in %(interval)s s.',
-                        {'error': first_line(exc),
-                         'interval': self._interval})
-            self._database_down = True
+        except Exception as exc:
+            failure = exc
+        else:
+            failure = None
+        # Logged out of the except block: oslo.log would otherwise append
+        # the exception to every line, repeating what the line says.
+        if failure is not None:
+            self._failed(failure)
             return False
-        except Exception:
-            LOG.exception('Unexpected error in the heartbeats of %(count)d '
-                          'service(s), %(first)s among them; retrying next '
-                          'interval.', {'count': len(self._services),
-                                        'first': _name(self._services[0])})
-            return False
-        if self._database_down:
-            LOG.info('Recovered: heartbeats are reaching the database again.')
-            self._database_down = False
-        for service in gone:
-            LOG.error('The services table record for host %(host)s binary '
-                      '%(binary)s is gone; it will not be recreated. Restart '
-                      'the agent to register the service again.',
-                      {'host': service.host, 'binary': service.binary})
+        self._database_down.update([])
+        self._failing.update([])
+        gone = dict.fromkeys(name(service) for service in gone)
+        self._gone.update(list(gone))
+        self._forced_down.update([
+            name(service) for service in self._services
+            if service.forced_down and name(service) not in gone])
         return not gone
 
+    def _failed(self, exc):
+        if isinstance(exc, DATABASE_ERRORS):
+            self._database_down.update(['database'], error=first_line(exc),
+                                       interval=self._interval)
+        else:
+            self._failing.update(['failing'], exc_info=exc,
+                                 error=first_line(exc),
+                                 services=len(self._services),
+                                 first=name(self._services[0]),
+                                 interval=self._interval)
 
-def _name(service):
-    return '%s/%s' % (service.host, service.binary)
+
+def name(service):
+    """How the log names a service: ``nova-compute on compute1``."""
+    return '%s on %s' % (service.binary, service.host)
 
 
 def first_line(exc):

@@ -1,13 +1,10 @@
 """Database servicegroup driver: heartbeats are rows in the services table."""
 
-from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup.drivers import base
 from nova_forcedown.servicegroup import heartbeat
-
-LOG = logging.getLogger(__name__)
 
 
 class DbDriver(base.Driver):
@@ -15,38 +12,32 @@ class DbDriver(base.Driver):
     def __init__(self, conf):
         self._report_interval = conf.report_interval
         self._service_down_time = conf.service_down_time
+        self._log_reminder_interval = conf.log_reminder_interval
 
     def join(self, *services):
         """Heartbeat ``services`` every report_interval from one thread.
 
         Each tick writes them all with report_states: one UPDATE per chunk
-        of services, not one per service.
+        of services, not one per service. The loop logs which of them are
+        forced down when that changes, not on every tick.
         """
         return heartbeat.Heartbeat(self.report_states, services,
-                                   self._report_interval).start()
-
-    @classmethod
-    def report_state(cls, service):
-        """Heartbeat of one service; ServiceNotFound when its row is gone."""
-        service.record_heartbeat()
-        cls._warn_forced_down([service])
-
-    @classmethod
-    def report_states(cls, services):
-        """Heartbeat of many services; returns those whose rows are gone."""
-        gone = service_obj.ServiceList.record_heartbeats(services)
-        cls._warn_forced_down([service for service in services
-                               if service not in gone])
-        return gone
+                                   self._report_interval,
+                                   self._log_reminder_interval).start()
 
     @staticmethod
-    def _warn_forced_down(services):
-        for service in services:
-            if service.forced_down:
-                LOG.warning('Service %(binary)s on %(host)s is forced down; '
-                            'it keeps reporting but stays down until an '
-                            'operator clears forced_down.',
-                            {'binary': service.binary, 'host': service.host})
+    def report_state(service):
+        """Heartbeat of one service; ServiceNotFound when its row is gone."""
+        service.record_heartbeat()
+
+    @staticmethod
+    def report_states(services):
+        """Heartbeat of many services; returns those whose rows are gone.
+
+        Each service that is still there gets its stored forced_down and
+        disabled back.
+        """
+        return service_obj.ServiceList.record_heartbeats(services)
 
     def is_up(self, service):
         """Down while forced down, else judged by the last heartbeat.

@@ -93,24 +93,6 @@ class TestLocalAgent(base.BaseTestCase):
         self.assertEqual([], self.database.query(
             'SELECT id FROM compute_nodes'))
 
-    def test_deleted_service_is_reported_and_not_recreated(self):
-        agent = self._start('--host', 'compute-a')
-        self.assertTrue(commands.wait_until(
-            lambda: _heartbeating(self.database, minimum=1,
-                                  host='compute-a')))
-
-        self.database.execute(
-            "UPDATE services SET deleted = id, deleted_at = "
-            "CURRENT_TIMESTAMP WHERE host = 'compute-a'")
-
-        self.assertTrue(agent.wait_for_log('is gone; it will not be '
-                                           'recreated'))
-        log_length = len(agent.log())
-        self.assertTrue(commands.wait_until(
-            lambda: 'is gone' in agent.log()[log_length:]))
-        self.assertIsNone(agent.process.poll())
-        self.assertEqual([], self.database.services())
-
 
 class TestAgentDatabaseTrouble(base.BaseTestCase):
 
@@ -156,6 +138,55 @@ class TestAgentDatabaseTrouble(base.BaseTestCase):
 
 
 class TestFakeAgent(base.BaseTestCase):
+
+    def _start(self, hosts):
+        database = self.useFixture(commands.DatabaseFile())
+        agent = self.useFixture(commands.AgentProcess(
+            database, '--driver', 'fake', '--hosts', str(hosts),
+            '--host-prefix', 'sim-'))
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(database, minimum=1, count=hosts)))
+        return database, agent
+
+    @staticmethod
+    def _ticks_later(database, host, ticks=3):
+        """Wait until ``host`` has heartbeaten ``ticks`` more times."""
+        start = _report_counts(database, host=host)[0]
+        return commands.wait_until(
+            lambda: _report_counts(database, host=host)[0] >= start + ticks)
+
+    def test_deleted_service_is_reported_once_and_not_recreated(self):
+        database, agent = self._start(hosts=2)
+
+        database.execute(
+            "UPDATE services SET deleted = id, deleted_at = "
+            "CURRENT_TIMESTAMP WHERE host = 'sim-1'")
+
+        self.assertTrue(agent.wait_for_log(
+            'The services table record of nova-compute on sim-1 is gone; '
+            'it will not be recreated'))
+        self.assertTrue(self._ticks_later(database, 'sim-2'))
+        self.assertEqual(1, agent.log().count('is gone'), agent.log())
+        self.assertIsNone(agent.process.poll())
+        self.assertEqual(['sim-2'], [row['host']
+                                     for row in database.services()])
+
+    def test_hosts_forced_down_are_one_line_not_one_per_tick(self):
+        database, agent = self._start(hosts=10)
+
+        database.execute("UPDATE services SET forced_down = 1 "
+                         "WHERE host <> 'sim-1'")
+        self.assertTrue(agent.wait_for_log('9 services are forced down: '
+                                           'nova-compute on sim-2, '))
+        self.assertTrue(self._ticks_later(database, 'sim-1'))
+        database.execute('UPDATE services SET forced_down = 0')
+        self.assertTrue(agent.wait_for_log('no longer forced down'))
+        self.assertTrue(self._ticks_later(database, 'sim-1'))
+
+        log = agent.log()
+        self.assertEqual(1, log.count('services are forced down'), log)
+        self.assertEqual(1, log.count('no longer forced down'), log)
+        self.assertNotIn('still forced down', log)
 
     def test_many_hosts_with_instances_heartbeat_from_one_process(self):
         database = self.useFixture(commands.DatabaseFile())

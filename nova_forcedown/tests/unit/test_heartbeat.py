@@ -1,5 +1,11 @@
-"""The heartbeat loop survives every failure of a tick and keeps going."""
+"""The heartbeat loop survives every failure of a tick and keeps going, and
+says what it finds once, not on every tick.
 
+Ticks run on a fake clock that the test moves, 10 s a tick, with reminders
+every 300 s: a hundred ticks are 1000 s of an agent's life, in no time.
+"""
+
+import logging
 import threading
 
 import fixtures
@@ -12,9 +18,255 @@ from nova_forcedown.servicegroup import heartbeat
 # Longest a test waits for the loop's thread; it normally takes milliseconds.
 DEADLINE = 10
 
+INTERVAL = 10
+REMIND_EVERY = 300
+
+
+class FakeClock:
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Records(logging.Handler):
+    """Every record logged, for counting lines by level."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def lines(self):
+        return [(record.levelname, record.getMessage())
+                for record in self.records]
+
+
+class Report:
+    """A report callable standing in for the database.
+
+    ``forced`` are the hosts stored as forced down (each tick sets
+    ``forced_down`` on the services, as the DB driver's report does),
+    ``gone`` the hosts whose rows are deleted, and ``error`` an exception
+    every tick raises while it is set.
+    """
+
+    def __init__(self, forced=(), gone=(), error=None):
+        self.forced = set(forced)
+        self.gone = set(gone)
+        self.error = error
+        self.calls = 0
+
+    def __call__(self, services):
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        for service in services:
+            service.forced_down = service.host in self.forced
+        return [service for service in services if service.host in self.gone]
+
+
+def _services(*hosts):
+    return [service_obj.Service(host=host, binary='nova-compute',
+                                forced_down=False) for host in hosts]
+
+
+class HeartbeatTestCase(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.records = Records()
+        self.useFixture(fixtures.LogHandler(
+            self.records, name='nova_forcedown.servicegroup.heartbeat',
+            level=logging.DEBUG))
+        self.clock = FakeClock()
+
+    def loop(self, report, hosts=('compute1',)):
+        return heartbeat.Heartbeat(report, _services(*hosts), INTERVAL,
+                                   REMIND_EVERY, clock=self.clock)
+
+    def ticks(self, loop, count):
+        """Run ``count`` ticks, INTERVAL apart; the results of the ticks."""
+        results = []
+        for _ in range(count):
+            results.append(loop.tick())
+            self.clock.now += INTERVAL
+        return results
+
+    def levels(self):
+        return [level for level, _ in self.records.lines()]
+
+    def messages(self):
+        return [message for _, message in self.records.lines()]
+
+
+class TestForcedDown(HeartbeatTestCase):
+
+    def test_logged_once_then_reminded_every_five_minutes(self):
+        loop = self.loop(Report(forced={'compute1'}))
+
+        self.assertEqual([True] * 100, self.ticks(loop, 100))
+
+        # 1000 s: the first tick, then 300, 600 and 900 s.
+        self.assertEqual(['WARNING'] * 4, self.levels())
+        first, *reminders = self.messages()
+        self.assertEqual('Service nova-compute on compute1 is forced down: '
+                         'it keeps heartbeating but reports down until an '
+                         'operator clears forced_down.', first)
+        self.assertEqual(['Service nova-compute on compute1 is still forced '
+                          'down.'] * 3, reminders)
+
+    def test_cleared_is_one_info_line(self):
+        report = Report(forced={'compute1'})
+        loop = self.loop(report)
+        self.ticks(loop, 3)
+        report.forced.clear()
+
+        self.ticks(loop, 100)
+
+        self.assertEqual(['WARNING', 'INFO'], self.levels())
+        self.assertEqual('Service nova-compute on compute1 is no longer '
+                         'forced down.', self.messages()[1])
+
+    def test_forced_down_again_is_logged_again(self):
+        report = Report(forced={'compute1'})
+        loop = self.loop(report)
+        for forced in ({'compute1'}, set(), {'compute1'}):
+            report.forced = forced
+            self.ticks(loop, 5)
+
+        self.assertEqual(['WARNING', 'INFO', 'WARNING'], self.levels())
+
+    def test_many_hosts_are_one_line_with_a_count_and_a_few_names(self):
+        hosts = ['fake-compute-%d' % i for i in range(1, 1001)]
+        report = Report(forced=hosts[1::2])
+        loop = self.loop(report, hosts)
+
+        self.ticks(loop, 60)
+        report.forced.clear()
+        self.ticks(loop, 60)
+
+        # 600 s forced down: the first tick and one reminder, then cleared.
+        self.assertEqual(['WARNING', 'WARNING', 'INFO'], self.levels())
+        started, reminder, cleared = self.messages()
+        names = ('nova-compute on fake-compute-2, nova-compute on '
+                 'fake-compute-4, nova-compute on fake-compute-6, '
+                 'nova-compute on fake-compute-8, nova-compute on '
+                 'fake-compute-10 and 495 more')
+        self.assertEqual('500 services are forced down: %s. They keep '
+                         'heartbeating but report down until an operator '
+                         'clears forced_down.' % names, started)
+        self.assertEqual('500 services are still forced down: %s.' % names,
+                         reminder)
+        self.assertEqual('500 services are no longer forced down: %s.'
+                         % names, cleared)
+
+    def test_reminder_names_every_host_still_forced_down(self):
+        report = Report(forced={'compute1'})
+        loop = self.loop(report, ('compute1', 'compute2'))
+        self.ticks(loop, 10)
+        report.forced.add('compute2')
+
+        self.ticks(loop, 21)
+
+        # compute2 joining at 100 s does not delay the reminder of 300 s.
+        self.assertEqual([
+            'Service nova-compute on compute1 is forced down: it keeps '
+            'heartbeating but reports down until an operator clears '
+            'forced_down.',
+            'Service nova-compute on compute2 is forced down: it keeps '
+            'heartbeating but reports down until an operator clears '
+            'forced_down.',
+            '2 services are still forced down: nova-compute on compute1, '
+            'nova-compute on compute2.'], self.messages())
+
+    def test_a_service_whose_row_is_gone_is_not_said_forced_down(self):
+        loop = self.loop(Report(forced={'compute1'}, gone={'compute1'}))
+        loop.tick()
+        self.assertEqual(['ERROR'], self.levels())
+        self.assertNotIn('forced down', self.messages()[0])
+
+
+class TestRowsGone(HeartbeatTestCase):
+
+    def test_logged_once_then_reminded_and_the_next_ticks_run(self):
+        report = Report(gone={'compute2'})
+        loop = self.loop(report, ('compute1', 'compute2'))
+
+        self.assertEqual([False] * 100, self.ticks(loop, 100))
+
+        self.assertEqual(100, report.calls)
+        self.assertEqual(['ERROR'] * 4, self.levels())
+        self.assertEqual('The services table record of nova-compute on '
+                         'compute2 is gone; it will not be recreated. '
+                         'Restart the agent to register the service again.',
+                         self.messages()[0])
+        self.assertNotIn('compute1', ''.join(self.messages()))
+
+    def test_a_row_that_comes_back_is_one_info_line(self):
+        report = Report(gone={'compute1'})
+        loop = self.loop(report)
+        self.ticks(loop, 3)
+        report.gone.clear()
+
+        self.assertEqual([True] * 3, self.ticks(loop, 3))
+
+        self.assertEqual(['ERROR', 'INFO'], self.levels())
+        self.assertIn('is back', self.messages()[1])
+
+
+class TestFailedTicks(HeartbeatTestCase):
+
+    def test_database_outage_is_one_warning_reminders_and_recovery(self):
+        report = Report(error=db_exc.DBConnectionError(
+            'Lost connection to MySQL server'))
+        loop = self.loop(report)
+
+        self.assertEqual([False] * 100, self.ticks(loop, 100))
+        report.error = None
+        self.assertEqual([True] * 10, self.ticks(loop, 10))
+
+        self.assertEqual(['WARNING'] * 4 + ['INFO'], self.levels())
+        self.assertEqual('Heartbeats failed, the database is unavailable '
+                         '(Lost connection to MySQL server); retrying every '
+                         '10 s.', self.messages()[0])
+        self.assertEqual('Heartbeats still fail after 300 s, the database '
+                         'is unavailable (Lost connection to MySQL server); '
+                         'retrying every 10 s.', self.messages()[1])
+        self.assertEqual('Recovered: heartbeats are reaching the database '
+                         'again, after 1000 s.', self.messages()[-1])
+
+    def test_unexpected_error_has_one_traceback(self):
+        report = Report(error=RuntimeError('disk full'))
+        loop = self.loop(report)
+
+        self.assertEqual([False] * 40, self.ticks(loop, 40))
+        report.error = None
+        self.ticks(loop, 1)
+
+        self.assertEqual(['ERROR', 'ERROR', 'INFO'], self.levels())
+        started, reminder, recovered = self.records.records
+        self.assertEqual('Unexpected error in the heartbeats of 1 '
+                         'service(s), nova-compute on compute1 among them '
+                         '(disk full); retrying every 10 s.',
+                         started.getMessage())
+        self.assertIs(RuntimeError, started.exc_info[0])
+        self.assertIn('disk full', reminder.getMessage())
+        self.assertFalse(reminder.exc_info)
+        self.assertIn('Recovered', recovered.getMessage())
+
+    def test_successful_ticks_log_nothing(self):
+        loop = self.loop(Report())
+        self.assertEqual([True] * 100, self.ticks(loop, 100))
+        self.assertEqual([], self.records.records)
+
 
 class ScriptedReport:
-    """A report callable with scripted outcomes, then plain successes.
+    """Scripted outcomes, then plain successes; ``done`` after ``wanted``.
 
     An outcome is an exception to raise or the hosts whose rows are gone.
     """
@@ -35,83 +287,31 @@ class ScriptedReport:
         return [service for service in services if service.host in outcome]
 
 
-def _service(host='compute1'):
-    return service_obj.Service(host=host, binary='nova-compute')
-
-
-class HeartbeatTestCase(base.BaseTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.log = self.useFixture(fixtures.FakeLogger(
-            name='nova_forcedown.servicegroup.heartbeat'))
-
-
-class TestTick(HeartbeatTestCase):
-
-    def _two_ticks(self, error):
-        report = ScriptedReport(error)
-        loop = heartbeat.Heartbeat(report, [_service()], interval=60)
-        return loop.tick(), loop.tick(), report
-
-    def test_unexpected_error_is_logged_and_the_next_tick_runs(self):
-        first, second, report = self._two_ticks(RuntimeError('disk full'))
-        self.assertEqual((False, True, 2), (first, second, report.calls))
-        self.assertIn('Unexpected error in the heartbeats of 1 service(s), '
-                      'compute1/nova-compute among them', self.log.output)
-        self.assertIn('disk full', self.log.output)
-
-    def test_missing_service_row_is_logged_and_the_next_tick_runs(self):
-        first, second, report = self._two_ticks(['compute1'])
-        self.assertEqual((False, True, 2), (first, second, report.calls))
-        self.assertIn('record for host compute1 binary nova-compute is '
-                      'gone', self.log.output)
-
-    def test_database_outage_is_logged_and_recovery_too(self):
-        first, second, report = self._two_ticks(
-            db_exc.DBConnectionError('Lost connection to MySQL server'))
-        self.assertEqual((False, True, 2), (first, second, report.calls))
-        self.assertIn('the database is unavailable', self.log.output)
-        self.assertIn('Lost connection to MySQL server', self.log.output)
-        self.assertIn('Recovered', self.log.output)
-
-    def test_only_the_services_whose_rows_are_gone_are_named(self):
-        loop = heartbeat.Heartbeat(ScriptedReport(['compute2']),
-                                   [_service('compute1'),
-                                    _service('compute2')], 60)
-        self.assertFalse(loop.tick())
-        self.assertIn('host compute2 binary nova-compute is gone',
-                      self.log.output)
-        self.assertNotIn('compute1', self.log.output)
-
-    def test_successful_ticks_log_nothing(self):
-        loop = heartbeat.Heartbeat(ScriptedReport(), [_service()], 60)
-        self.assertTrue(loop.tick())
-        self.assertTrue(loop.tick())
-        self.assertEqual('', self.log.output)
-
-
 class TestThread(HeartbeatTestCase):
+
+    def _start(self, report, initial_delay=0):
+        return heartbeat.Heartbeat(report, _services('compute1'), 0.01,
+                                   REMIND_EVERY,
+                                   initial_delay=initial_delay).start()
 
     def test_loop_keeps_running_through_every_kind_of_failure(self):
         report = ScriptedReport(
             RuntimeError('boom'), ['compute1'],
             db_exc.DBConnectionError('connection refused'), wanted_calls=5)
-        loop = heartbeat.Heartbeat(report, [_service()],
-                                   interval=0.01).start()
+        loop = self._start(report)
         self.addCleanup(loop.stop, DEADLINE)
 
         self.assertTrue(report.done.wait(DEADLINE))
 
-        self.assertIn('boom', self.log.output)
-        self.assertIn('is gone', self.log.output)
-        self.assertIn('connection refused', self.log.output)
-        self.assertIn('Recovered', self.log.output)
+        log = '\n'.join(self.messages())
+        self.assertIn('boom', log)
+        self.assertIn('is gone', log)
+        self.assertIn('connection refused', log)
+        self.assertIn('Recovered', log)
 
     def test_stop_ends_the_thread(self):
         report = ScriptedReport()
-        loop = heartbeat.Heartbeat(report, [_service()],
-                                   interval=0.01).start()
+        loop = self._start(report)
         self.assertTrue(report.done.wait(DEADLINE))
         loop.stop(DEADLINE)
         calls = report.calls
@@ -120,7 +320,6 @@ class TestThread(HeartbeatTestCase):
 
     def test_stopped_during_the_initial_delay_never_reports(self):
         report = ScriptedReport()
-        loop = heartbeat.Heartbeat(report, [_service()], interval=0.01,
-                                   initial_delay=60).start()
+        loop = self._start(report, initial_delay=60)
         loop.stop(DEADLINE)
         self.assertEqual(0, report.calls)
