@@ -80,17 +80,38 @@ def response(status, message, headers=()):
     return resp
 
 
+def client_error(status, message, headers=()):
+    """A 4xx fault, logged as one INFO line and never with a traceback.
+
+    The request id, user and project come from oslo.log's context; the
+    message may quote the client's input, so it is logged escaped.
+    """
+    LOG.info('Client error %(status)d: %(message)s',
+             {'status': status, 'message': loggable(message)})
+    return response(status, message, headers)
+
+
+def loggable(text):
+    """``text`` on one line: control characters and surrogates escaped."""
+    return repr(str(text))[1:-1]
+
+
 def from_http_exception(exc):
     """A webob HTTP error as a JSON fault, keeping Allow and similar."""
     headers = [(name, value) for name, value in exc.headers.items()
                if name.lower() in ('allow', 'retry-after', 'location',
                                    'www-authenticate')]
-    return response(exc.code, exc.explanation or exc.title, headers)
+    message = exc.explanation or exc.title
+    if exc.code < 500:
+        return client_error(exc.code, message, headers)
+    return response(exc.code, message, headers)
 
 
 def from_domain_exception(exc):
     for cls, status in _STATUS_OF:
         if isinstance(exc, cls):
+            if status < 500:
+                return client_error(status, str(exc))
             return response(status, str(exc))
     return None
 
