@@ -10,6 +10,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import strutils
 import webob.exc
 
+from nova_forcedown.api import request as api_request
 from nova_forcedown.db import api as db_api
 
 _VALIDATOR = jsonschema.Draft202012Validator
@@ -65,13 +66,14 @@ def json_body(req):
 
     A body of another content type is 415; unparseable JSON is 400.
     """
-    if not req.body:
+    raw = api_request.read_body(req)
+    if not raw:
         return None
     if req.content_type not in ('application/json', ''):
         raise webob.exc.HTTPUnsupportedMediaType(
             explanation='Unsupported Content-Type')
     try:
-        return jsonutils.loads(req.body)
+        return jsonutils.loads(raw)
     except ValueError:
         raise webob.exc.HTTPBadRequest(explanation='Malformed request body')
 
