@@ -19,6 +19,7 @@ from paste import deploy as paste_deploy
 
 from nova_forcedown.api import auth
 from nova_forcedown.api.controllers import versions
+from nova_forcedown.api import encoding
 from nova_forcedown.api import extensions
 from nova_forcedown.api import fault
 from nova_forcedown.api import healthcheck as api_healthcheck
@@ -216,6 +217,10 @@ def http_proxy_to_wsgi_factory(global_conf, **local_conf):
 
 def faultwrap_factory(global_conf, **local_conf):
     return fault.FaultWrapper
+
+
+def utf8_factory(global_conf, **local_conf):
+    return encoding.RequireUTF8
 
 
 def sizelimit_factory(global_conf, **local_conf):

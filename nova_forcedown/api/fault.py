@@ -11,7 +11,9 @@ from sqlalchemy import exc as sa_exc
 import webob
 import webob.dec
 import webob.exc
+import webob.request
 
+from nova_forcedown.api import request as api_request
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
@@ -45,6 +47,15 @@ UNEXPECTED_MESSAGE = ('Unexpected API Error. Please report this at '
                       'the nova-forcedown issue tracker and attach the '
                       'API log if possible.')
 DATABASE_DOWN_MESSAGE = ('The database is unavailable; try again later.')
+BODY_NOT_RECEIVED_MESSAGE = 'The request body was not received in full.'
+
+# A request body that broke off: the client went away, sent fewer bytes
+# than its Content-Length, or a chunk the server could not parse. Any WSGI
+# server may report it while the body is read; api/request.read_body gives
+# whatever it raises one name, and webob's own error says the same when
+# the body is read elsewhere. The client's fault: 400, one INFO line.
+_BROKEN_TRANSFERS = (api_request.BodyNotReceived,
+                     webob.request.DisconnectionError)
 
 # What a lost or unreachable database looks like by the time it reaches the
 # API: oslo.db's wrapped errors (a refused or dropped connection, a deadlock
@@ -80,17 +91,38 @@ def response(status, message, headers=()):
     return resp
 
 
+def client_error(status, message, headers=()):
+    """A 4xx fault, logged as one INFO line and never with a traceback.
+
+    The request id, user and project come from oslo.log's context; the
+    message may quote the client's input, so it is logged escaped.
+    """
+    LOG.info('Client error %(status)d: %(message)s',
+             {'status': status, 'message': loggable(message)})
+    return response(status, message, headers)
+
+
+def loggable(text):
+    """``text`` on one line: control characters and surrogates escaped."""
+    return repr(str(text))[1:-1]
+
+
 def from_http_exception(exc):
     """A webob HTTP error as a JSON fault, keeping Allow and similar."""
     headers = [(name, value) for name, value in exc.headers.items()
                if name.lower() in ('allow', 'retry-after', 'location',
                                    'www-authenticate')]
-    return response(exc.code, exc.explanation or exc.title, headers)
+    message = exc.explanation or exc.title
+    if exc.code < 500:
+        return client_error(exc.code, message, headers)
+    return response(exc.code, message, headers)
 
 
 def from_domain_exception(exc):
     for cls, status in _STATUS_OF:
         if isinstance(exc, cls):
+            if status < 500:
+                return client_error(status, str(exc))
             return response(status, str(exc))
     return None
 
@@ -103,6 +135,11 @@ def from_exception(exc):
         resp = from_domain_exception(exc)
         if resp is not None:
             return resp
+    if isinstance(exc, _BROKEN_TRANSFERS):
+        cause = exc.__cause__ or exc
+        LOG.info('Request body not received in full: %s: %s',
+                 type(cause).__name__, loggable(cause)[:300])
+        return response(400, BODY_NOT_RECEIVED_MESSAGE)
     if is_database_outage(exc):
         LOG.error('Database unavailable while handling a request: %s',
                   _first_line(exc))

@@ -2,6 +2,7 @@
 
 from oslo_serialization import jsonutils
 import webob
+import webob.exc
 
 ENV_CONTEXT = 'nova_forcedown.context'
 ENV_VERSION = 'nova_forcedown.version'
@@ -50,6 +51,29 @@ class Request(webob.Request):
         if prefix:
             return prefix.rstrip('/') + self.script_name
         return self.application_url
+
+
+class BodyNotReceived(Exception):
+    """The request body broke off while it was read (api/fault: 400)."""
+
+
+def read_body(req):
+    """The request body as bytes; read it only through here.
+
+    The WSGI server reads the body from the client as the application asks
+    for it, and each server reports a body that breaks off its own way:
+    webob's DisconnectionError when fewer bytes come than Content-Length
+    announced, an OSError from uWSGI, a parse error from gunicorn for a
+    chunk it cannot read. All of them become BodyNotReceived, a client
+    error. An HTTP error raised while reading (the size limit's 413 for a
+    chunked body that grows too long) goes through unchanged.
+    """
+    try:
+        return req.body
+    except webob.exc.HTTPException:
+        raise
+    except Exception as exc:  # noqa: whatever the server's stream raises
+        raise BodyNotReceived(str(exc)) from exc
 
 
 def json_response(body, status=200):

@@ -10,6 +10,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import strutils
 import webob.exc
 
+from nova_forcedown.api import request as api_request
 from nova_forcedown.db import api as db_api
 
 _VALIDATOR = jsonschema.Draft202012Validator
@@ -27,6 +28,15 @@ fqdn = {'type': 'string', 'minLength': 1, 'maxLength': 255,
 name_string = {'type': 'string', 'minLength': 1, 'maxLength': 255}
 non_negative_integer_string = {'type': 'string', 'pattern': '^[0-9]+$'}
 single_param = {'type': 'array', 'maxItems': 1}
+
+MALFORMED_BODY = 'Malformed request body'
+# Arrays and objects nested deeper than this are refused: Nova's bodies
+# nest three levels at most, and a deeper document would only cost stack
+# in the parser, the validator and the error message.
+MAX_BODY_DEPTH = 32
+STRING_RULE = 'must not contain NUL characters or unpaired surrogates.'
+BAD_STRING = 'Invalid input for field/attribute %s. A string ' + STRING_RULE
+BAD_TOP_LEVEL_STRING = MALFORMED_BODY + ': a string ' + STRING_RULE
 
 
 def to_bool(value):
@@ -63,17 +73,77 @@ def validate(instance, schema, where='field/attribute'):
 def json_body(req):
     """The parsed JSON body; None when there is none.
 
-    A body of another content type is 415; unparseable JSON is 400.
+    A body of another content type is 415. A body that is not UTF-8 JSON,
+    or nests arrays and objects deeper than MAX_BODY_DEPTH, is 400
+    "Malformed request body". A string in it, key or value, with a NUL
+    character or an unpaired surrogate (``"\\ud800"``) is 400 too: no
+    database stores a lone surrogate, and PostgreSQL refuses a NUL that
+    SQLite and MySQL keep, so both are refused here, alike on every backend.
+    Other control characters are text like any other, as in Nova.
     """
-    if not req.body:
+    raw = api_request.read_body(req)
+    if not raw:
         return None
     if req.content_type not in ('application/json', ''):
         raise webob.exc.HTTPUnsupportedMediaType(
             explanation='Unsupported Content-Type')
     try:
-        return jsonutils.loads(req.body)
-    except ValueError:
-        raise webob.exc.HTTPBadRequest(explanation='Malformed request body')
+        document = jsonutils.loads(raw)
+    except (ValueError, RecursionError):
+        # RecursionError: the parser's own stack bound, far deeper than
+        # MAX_BODY_DEPTH.
+        raise webob.exc.HTTPBadRequest(explanation=MALFORMED_BODY)
+    _check_document(document)
+    return document
+
+
+def _check_document(document):
+    """400 for nesting deeper than MAX_BODY_DEPTH or a forbidden string.
+
+    Walks the document with a stack of its own, never by recursion.
+    """
+    pending = [(document, 0, ())]
+    while pending:
+        value, depth, path = pending.pop()
+        if isinstance(value, str):
+            _check_string(value, path)
+            continue
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = ((None, item) for item in value)
+        else:
+            continue
+        if depth >= MAX_BODY_DEPTH:
+            raise webob.exc.HTTPBadRequest(explanation=MALFORMED_BODY)
+        for key, item in items:
+            if key is not None:
+                _check_string(key, path)
+            pending.append((item, depth + 1,
+                            path if key is None else path + (key,)))
+
+
+def _check_string(text, path):
+    """400 naming the field at ``path`` unless ``text`` is storable."""
+    if _storable(text):
+        return
+    if path:
+        raise webob.exc.HTTPBadRequest(
+            explanation=BAD_STRING % '/'.join(path))
+    raise webob.exc.HTTPBadRequest(explanation=BAD_TOP_LEVEL_STRING)
+
+
+def _storable(text):
+    """Whether ``text`` has no NUL and no unpaired surrogate."""
+    if '\x00' in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def body(req, schema):
