@@ -64,9 +64,15 @@ def _server_timeouts(conf):
     if url.get_backend_name() not in _SERVER_BACKENDS:
         return
     conf.set_default('pool_timeout', POOL_TIMEOUT, group='database')
+    parameters = []
     if 'connect_timeout' not in url.query:
-        conf.set_default('connection_parameters',
-                         'connect_timeout=%d' % CONNECT_TIMEOUT,
+        parameters.append('connect_timeout=%d' % CONNECT_TIMEOUT)
+    # oslo.db would connect to MySQL with 3-byte utf8: a 4-byte character
+    # (an emoji in a disabled reason) would then fail there alone.
+    if url.get_backend_name() == 'mysql' and 'charset' not in url.query:
+        parameters.append('charset=utf8mb4')
+    if parameters:
+        conf.set_default('connection_parameters', '&'.join(parameters),
                          group='database')
 
 
