@@ -97,6 +97,7 @@ class RootMap:
             if mounted is not None and path.startswith(prefix + '/'):
                 environ['SCRIPT_NAME'] = environ.get('SCRIPT_NAME',
                                                      '') + prefix
+                environ[api_request.ENV_MOUNT] = prefix
                 environ['PATH_INFO'] = path[len(prefix):]
                 return mounted(environ, start_response)
         return self.apps['/'](environ, start_response)

@@ -7,6 +7,8 @@ import webob.exc
 ENV_CONTEXT = 'nova_forcedown.context'
 ENV_VERSION = 'nova_forcedown.version'
 ENV_APP = 'nova_forcedown.app'
+# The /v2 or /v2.1 prefix the root map moved into SCRIPT_NAME.
+ENV_MOUNT = 'nova_forcedown.mount'
 
 
 class AppState:

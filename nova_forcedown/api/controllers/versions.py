@@ -25,8 +25,19 @@ VERSIONS = {
 
 
 def _base_url(req):
+    """The configured link prefix, else the root this API is served at.
+
+    SCRIPT_NAME is kept (a mount point, or the prefix a trusted proxy names
+    in X-Forwarded-Prefix), less the /v2 or /v2.1 the root map mounted.
+    """
     prefix = req.environ.get('nova_forcedown.link_prefix')
-    return (prefix or req.host_url).rstrip('/') + '/'
+    if prefix:
+        return prefix.rstrip('/') + '/'
+    script = req.script_name
+    mount = req.environ.get(api_request.ENV_MOUNT, '')
+    if mount and script.endswith(mount):
+        script = script[:-len(mount)]
+    return (req.host_url + script).rstrip('/') + '/'
 
 
 def _summary(version, base):

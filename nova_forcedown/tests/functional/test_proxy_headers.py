@@ -37,6 +37,9 @@ FORWARDED = {
     'X-Forwarded-Host': ({'X-Forwarded-Proto': 'https',
                           'X-Forwarded-Host': 'cloud.example.org:8443'},
                          'https://cloud.example.org:8443'),
+    'X-Forwarded-Prefix': ({'X-Forwarded-Proto': 'https',
+                            'X-Forwarded-Prefix': '/compute'},
+                           'https://' + HOST + '/compute'),
 }
 
 
