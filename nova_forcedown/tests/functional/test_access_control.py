@@ -358,15 +358,17 @@ class TestHTTPBasicMode(_AccessTestCase):
         names = ['mallory\nforged line', 'mallory\r\nforged line',
                  'admin\n', 'esc\x1b[2J\x1b[31mape', 'nul\x00', 'tab\tbed',
                  'del\x7f', 'sep\u2028forged line', 'nel\x85forged line']
-        headers = [_basic(name, 'wrong') for name in names]
+        headers = [(_basic(name, 'wrong'), 401) for name in names]
         headers += [
-            {'Authorization': 'Basic ' + base64.b64encode(
-                b'\xff\x1b[2J:wrong').decode()},
-            {'Authorization': '\x1b[2J\x1b[31m bWFsbG9yeTp3cm9uZw=='},
-            {'Authorization': 'Basic \x1b[2J'}]
-        for header in headers:
+            ({'Authorization': 'Basic ' + base64.b64encode(
+                b'\xff\x1b[2J:wrong').decode()}, 401),
+            # A control character in the header itself is refused before
+            # authentication, as in any other header.
+            ({'Authorization': '\x1b[2J\x1b[31m bWFsbG9yeTp3cm9uZw=='}, 400),
+            ({'Authorization': 'Basic \x1b[2J'}, 400)]
+        for header, status in headers:
             resp = self.request('GET', '/v2.1/os-services', headers=header)
-            self.assertIsNone(_problem(resp, 401), header)
+            self.assertIsNone(_problem(resp, status), header)
         lines = log.lines()
         self.assertEqual(len(headers), len(lines), lines)
         for line in lines:
@@ -389,8 +391,6 @@ class TestNoAuth2Mode(_AccessTestCase):
         wrong = self.run_matrix([
             ('no token', {}, 401),
             ('empty token', {'X-Auth-Token': ' '}, 401),
-            ('control character in the token',
-             {'X-Auth-Token': 'admin:' + ADMIN_PROJECT + '\x1b[2J'}, 401),
             ('member', member, 403),
             ('X-Roles admin', dict(member, **{'X-Roles': 'admin'}), 403),
             ('X-Roles Admin', dict(member, **{'X-Roles': ' Admin '}), 403),
@@ -399,6 +399,18 @@ class TestNoAuth2Mode(_AccessTestCase):
             ('admin with X-Roles', dict(admin, **{'X-Roles': 'reader'}),
              None),
         ])
+        self.assertEqual([], wrong, '\n'.join(wrong))
+
+    def test_a_control_character_in_the_token_is_refused_everywhere(self):
+        # Refused as any header with one is, before authentication.
+        token = {'X-Auth-Token': 'admin:' + ADMIN_PROJECT + '\x1b[2J'}
+        wrong = []
+        for method, path, version, body, _ in (
+                test_policy_matrix._endpoints() + list(PUBLIC)):
+            resp = self.request(method, path, version, body, token)
+            problem = _problem(resp, 400)
+            if problem:
+                wrong.append('%s %s: %s' % (method, path, problem))
         self.assertEqual([], wrong, '\n'.join(wrong))
 
     def test_scope_and_domain_headers_from_the_client_are_ignored(self):
