@@ -500,6 +500,23 @@ def _force_down_request(uuids, version, index, down):
     return ('PUT', '/os-services/%s' % uuids[host], {'forced_down': down})
 
 
+def _timed_request(client, request, latencies, failures):
+    """Send (method, path, version, body); record its latency or failure.
+
+    Returns the SQL statement count the server answered, or None.
+    """
+    start = time.perf_counter()
+    try:
+        status, count, payload = client.request(*request)
+    except (OSError, http.client.HTTPException) as exc:
+        failures.append(repr(exc))
+        return None
+    latencies.append(time.perf_counter() - start)
+    if status != 200:
+        failures.append('%s %s' % (status, payload[:200]))
+    return count
+
+
 def _force_down_loop(port, uuids, version, indexes, deadline=None):
     """Force each host down then up again; (latencies, failures, count)."""
     client = Client(port)
@@ -511,17 +528,9 @@ def _force_down_loop(port, uuids, version, indexes, deadline=None):
             for down in (True, False):
                 method, path, body = _force_down_request(uuids, version,
                                                          index, down)
-                start = time.perf_counter()
-                try:
-                    status, count, payload = client.request(
-                        method, path, version, body)
-                except (OSError, http.client.HTTPException) as exc:
-                    failures.append(repr(exc))
-                    continue
-                latencies.append(time.perf_counter() - start)
-                statements.add(count)
-                if status != 200:
-                    failures.append('%s %s' % (status, payload[:200]))
+                statements.add(_timed_request(
+                    client, (method, path, version, body), latencies,
+                    failures))
     finally:
         client.close()
     return latencies, failures, statements
@@ -741,17 +750,8 @@ def _mixed_load_client(port, uuids, hosts, client, deadline):
                 (method, path, '2.53', body) for method, path, body in (
                     _force_down_request(uuids, '2.53', host_index, down)
                     for down in (True, False))]
-            for method, path, version, body in requests:
-                start = time.perf_counter()
-                try:
-                    status, _, payload = connection.request(
-                        method, path, version, body)
-                except (OSError, http.client.HTTPException) as exc:
-                    failures.append(repr(exc))
-                    continue
-                latencies.append(time.perf_counter() - start)
-                if status != 200:
-                    failures.append('%s %s' % (status, payload[:200]))
+            for request in requests:
+                _timed_request(connection, request, latencies, failures)
     finally:
         connection.close()
     return latencies, failures
