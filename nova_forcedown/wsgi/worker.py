@@ -22,6 +22,8 @@ Plain gunicorn can use it too::
 """
 
 import codecs
+import ctypes
+import ctypes.util
 import os
 import socket
 import time
@@ -81,9 +83,14 @@ class BufferingWorker(base.Worker):
     options = {
         'max_request_body_size': 1024 * 1024,
         'max_request_header_size': 64 * 1024,
+        # A response is queued whole (up to 16 MiB), so that a client that
+        # reads slowly holds no thread either; past 64 KiB the queue is a
+        # temporary file, not a second copy of the body in memory.
+        'outbuf_overflow': 64 * 1024,
     }
 
     def run(self):
+        _limit_malloc_arenas()
         dispatcher = task.ThreadedTaskDispatcher()
         dispatcher.set_thread_count(self.cfg.threads)
         socket_map = self._listen(dispatcher)
@@ -139,6 +146,27 @@ class BufferingWorker(base.Worker):
                            count=1)
         dispatcher.shutdown(timeout=max(0.0, deadline - time.monotonic()))
         wasyncore.close_all(socket_map)
+
+
+# glibc's mallopt() parameter for the number of malloc arenas.
+_M_ARENA_MAX = -8
+_MALLOC_ARENAS = 2
+
+
+def _limit_malloc_arenas():
+    """Keep glibc from giving each application thread its own heap.
+
+    waitress wakes its idle threads in turn, so every thread soon renders
+    a large listing, and glibc keeps what each freed in an arena of its
+    own: a worker grows by one listing's size per thread. Two arenas bring
+    it back to what one busy thread needs. Other C libraries are left as
+    they are.
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library('c'))
+        libc.mallopt(_M_ARENA_MAX, _MALLOC_ARENAS)
+    except (OSError, AttributeError, TypeError):
+        pass
 
 
 def _server_name(sock):
