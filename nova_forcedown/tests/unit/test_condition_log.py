@@ -24,6 +24,9 @@ class TestConditionLog(base.BaseTestCase):
         logger = logging.getLogger('test_condition_log')
         logger.addHandler(self.records)
         self.addCleanup(logger.removeHandler, self.records)
+        # Whatever level an earlier test in this process left behind.
+        self.addCleanup(logger.setLevel, logger.level)
+        logger.setLevel(logging.INFO)
         self.condition = condition_log.ConditionLog(
             logger, MESSAGES, remind_every=60, clock=self.clock)
 
