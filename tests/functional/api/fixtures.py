@@ -1,0 +1,199 @@
+"""Gabbi fixtures: the real app on a real, migrated SQLite database.
+
+Each YAML file runs inside its own fixtures, so it gets a fresh database
+file, a private ConfigOpts and an app built from api-paste.ini. The
+enginefacade is configured once per process at most, so the database is
+patched into :data:`nova_forcedown.db.api.context_manager` for the duration
+of one file and restored afterwards.
+
+gabbi (4.x) builds its HTTP client, and so calls :func:`setup_app`, when it
+loads the tests, before any fixture has run: the app it gets is a small
+proxy to the app of the running file.
+"""
+
+import datetime
+import os
+import shutil
+import tempfile
+
+from gabbi import fixture
+from oslo_db.sqlalchemy import enginefacade
+from oslo_serialization import jsonutils
+from oslo_utils import timeutils
+import webob
+
+from nova_forcedown import conf as nf_conf
+from nova_forcedown import context
+from nova_forcedown.api import deploy
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import migration
+from tests import fixtures as nf_fixtures
+
+ADMIN_PROJECT = '6f70656e737461636b'
+USER_PROJECT = 'c0ffee00c0ffee00'
+
+_RUNNING = {}
+
+
+def setup_app():
+    """The intercept factory given to gabbi."""
+    def app(environ, start_response):
+        return _RUNNING['app'](environ, start_response)
+    return app
+
+
+def call_app(app, method, path, version=None, body=None, headers=None):
+    """Send one request to ``app``; ``body`` is sent as JSON."""
+    req = webob.Request.blank(path, method=method)
+    req.headers.update(headers or {})
+    if version:
+        req.headers['OpenStack-API-Version'] = 'compute ' + version
+    if body is not None:
+        req.content_type = 'application/json'
+        req.body = jsonutils.dump_as_bytes(body)
+    return req.get_response(app)
+
+
+def make_conf(**overrides):
+    """A private ConfigOpts with noauth2; overrides are 'group.option'."""
+    conf = nf_conf.make_conf([], default_config_files=[],
+                             default_config_dirs=[])
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    for name, value in overrides.items():
+        group, _, option = name.rpartition('.')
+        conf.set_override(option, value, group=group or None)
+    return conf
+
+
+class Database:
+    """A migrated SQLite file patched into the project's enginefacade."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix='nova-forcedown-gabbi-')
+        url = 'sqlite:///' + os.path.join(self.directory, 'api.sqlite')
+        facade = enginefacade.transaction_context()
+        facade.configure(connection=url)
+        self.engine = facade.writer.get_engine()
+        migration.db_sync(self.engine)
+        self._reset = db_api.context_manager.patch_factory(facade)
+
+    def close(self):
+        self._reset()
+        self.engine.dispose()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class APIFixture(fixture.GabbiFixture):
+    """The app with default settings on an empty database."""
+
+    OVERRIDES = {}
+
+    def start_fixture(self):
+        os.environ['ADMIN_PROJECT'] = ADMIN_PROJECT
+        os.environ['USER_PROJECT'] = USER_PROJECT
+        self.conf = make_conf(**self.OVERRIDES)
+        self.database = Database()
+        _RUNNING['app'] = deploy.load_app(self.conf)
+        _RUNNING['conf'] = self.conf
+        self.seed(context.get_admin_context())
+
+    def stop_fixture(self):
+        _RUNNING.clear()
+        self.database.close()
+        self.conf.reset()
+
+    def seed(self, ctxt):
+        pass
+
+
+class DisabledHypervisorStatusFixture(APIFixture):
+    """/v2 without the os-hypervisor-status extension."""
+
+    OVERRIDES = {'api.disabled_extensions': ['os-hypervisor-status']}
+
+
+class SmallBodyLimitFixture(APIFixture):
+    """Bodies over 1 KiB are refused, so a 413 is cheap to provoke."""
+
+    OVERRIDES = {'wsgi.max_request_body_size': 1024}
+
+
+class SmallPageFixture(APIFixture):
+    """[api] max_limit = 2, to show that it caps the page size."""
+
+    OVERRIDES = {'api.max_limit': 2}
+
+
+def _ago(seconds):
+    return timeutils.utcnow() - datetime.timedelta(seconds=seconds)
+
+
+class ComputeHostsFixture(fixture.GabbiFixture):
+    """Hosts in every state, exported as environment variables.
+
+    ========  ========  =========================  ====================
+    host      status    state                      node
+    ========  ========  =========================  ====================
+    host1     enabled   up (fresh heartbeat)       host1.example.org
+    host2     disabled  up, reason "maintenance"   host2.example.org
+    host3     enabled   down: forced down          host_3.example.org
+    host4     enabled   down: heartbeat 1 h old    host4.example.org
+    ========  ========  =========================  ====================
+
+    host1 has two instances and uptime in its node stats; host4's node has
+    an empty cpu_info. ``controller`` runs a nova-scheduler and the hidden
+    nova-osapi_compute and nova-metadata. A node whose host has no service
+    (``ghost.example.org``) is skipped by every listing.
+
+    Variables: ``<HOST>_SERVICE_ID`` / ``_SERVICE_UUID``, ``<HOST>_NODE_ID``
+    / ``_NODE_UUID`` (HOST in HOST1..HOST4, SCHEDULER, API, GHOST for the
+    node), ``SERVER_A_UUID`` and ``SERVER_B_UUID``.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        fresh = _ago(1)
+        host1 = self._service(ctxt, 'HOST1', 'host1', last_seen_up=fresh)
+        host2 = self._service(ctxt, 'HOST2', 'host2', last_seen_up=fresh,
+                              disabled=True, disabled_reason='maintenance')
+        host3 = self._service(ctxt, 'HOST3', 'host3', last_seen_up=fresh,
+                              forced_down=True)
+        host4 = self._service(ctxt, 'HOST4', 'host4',
+                              last_seen_up=_ago(3600))
+        self._service(ctxt, 'SCHEDULER', 'controller',
+                      binary='nova-scheduler', topic='scheduler',
+                      last_seen_up=fresh)
+        self._service(ctxt, 'API', 'controller',
+                      binary='nova-osapi_compute', topic=None)
+        self._service(ctxt, 'METADATA', 'controller',
+                      binary='nova-metadata', topic=None)
+        self._node(ctxt, 'HOST1', host1, 'host1.example.org',
+                   cpu_info=jsonutils.dumps({'arch': 'x86_64'}),
+                   stats={'uptime': ' 08:32:11 up 93 days, load average: '
+                                    '0.09, 0.10, 0.09'})
+        self._node(ctxt, 'HOST2', host2, 'host2.example.org')
+        self._node(ctxt, 'HOST3', host3, 'host_3.example.org')
+        self._node(ctxt, 'HOST4', host4, 'host4.example.org', cpu_info='')
+        self._node(ctxt, 'GHOST', None, 'ghost.example.org', host='ghost')
+        for name, label in (('server-a', 'SERVER_A'),
+                            ('server-b', 'SERVER_B')):
+            instance = nf_fixtures.create_instance(ctxt, 'host1', name=name)
+            os.environ[label + '_UUID'] = instance.uuid
+
+    def stop_fixture(self):
+        pass
+
+    @staticmethod
+    def _service(ctxt, label, host, **fields):
+        service = nf_fixtures.create_service(ctxt, host=host, **fields)
+        os.environ[label + '_SERVICE_ID'] = str(service.id)
+        os.environ[label + '_SERVICE_UUID'] = service.uuid
+        return service
+
+    @staticmethod
+    def _node(ctxt, label, service, hostname, **fields):
+        node = nf_fixtures.create_compute_node(ctxt, service, hostname,
+                                               **fields)
+        os.environ[label + '_NODE_ID'] = str(node.id)
+        os.environ[label + '_NODE_UUID'] = node.uuid
+        return node

@@ -1,0 +1,53 @@
+"""Instances by host on SQLite, PostgreSQL and MariaDB."""
+
+from nova_forcedown.db import models
+from nova_forcedown.objects import instance as instance_obj
+from tests import fixtures as nf_fixtures
+
+InstanceList = instance_obj.InstanceList
+
+
+class InstanceListTestsMixin:
+
+    def setUp(self):
+        super().setUp()
+        for host, name in (('compute1', 'web1'), ('compute2', 'db1'),
+                           ('compute1', 'web2'), ('compute3', 'cache1')):
+            nf_fixtures.create_instance(self.context, host, name=name)
+        gone = nf_fixtures.create_instance(self.context, 'compute1',
+                                           name='deleted')
+        nf_fixtures.soft_delete_row(self.engine, models.Instance, gone.id)
+
+    def _names(self, instances):
+        return [instance.display_name for instance in instances]
+
+    def test_live_instances_of_the_given_hosts(self):
+        instances = InstanceList.get_by_hosts(self.context,
+                                              ['compute1', 'compute2'])
+        self.assertEqual(['web1', 'db1', 'web2'], self._names(instances))
+        self.assertEqual({'compute1', 'compute2'},
+                         {instance.host for instance in instances})
+
+    def test_one_statement_for_many_hosts(self):
+        hosts = ['compute%d' % number for number in range(1, 40)]
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            instances = InstanceList.get_by_hosts(self.context, hosts)
+        self.assertEqual(4, len(instances))
+        self.assertEqual(1, len(statements), statements)
+
+    def test_no_hosts_means_no_instances_and_no_sql(self):
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            self.assertEqual([], self._names(
+                InstanceList.get_by_hosts(self.context, [])))
+        self.assertEqual([], statements)
+
+    def test_unknown_host_gives_an_empty_list(self):
+        self.assertEqual([], self._names(
+            InstanceList.get_by_hosts(self.context, ['elsewhere'])))
+
+    def test_by_one_host(self):
+        self.assertEqual(['web1', 'web2'], self._names(
+            InstanceList.get_by_host(self.context, 'compute1')))
+
+
+nf_fixtures.backend_test_cases(InstanceListTestsMixin, globals())

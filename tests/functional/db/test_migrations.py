@@ -1,0 +1,154 @@
+"""Schema migrations on real SQLite, PostgreSQL and MariaDB databases.
+
+Each test starts from an empty, freshly provisioned database.
+"""
+
+from alembic import config as alembic_config
+from alembic import script as alembic_script
+from oslo_db.sqlalchemy import test_migrations
+import sqlalchemy as sa
+
+from nova_forcedown.db import migration
+from nova_forcedown.db import models
+from tests import fixtures as nf_fixtures
+
+INITIAL = '0001_initial'
+FORCED_DOWN = '0002_services_forced_down'
+
+# Rows as a pre-mark-host-down deployment holds them, written without the
+# models, which already know forced_down.
+_LEGACY_SERVICES = [
+    {'id': 1, 'uuid': 'a3c0e0b4-4ae8-4a43-9d3b-1b8c3c4f2c01',
+     'host': 'compute1', 'binary': 'nova-compute', 'topic': 'compute',
+     'report_count': 42, 'disabled': False, 'disabled_reason': None,
+     'deleted': 0},
+    {'id': 2, 'uuid': 'a3c0e0b4-4ae8-4a43-9d3b-1b8c3c4f2c02',
+     'host': 'compute2', 'binary': 'nova-compute', 'topic': 'compute',
+     'report_count': 7, 'disabled': True, 'disabled_reason': 'maintenance',
+     'deleted': 0},
+    {'id': 3, 'uuid': None,
+     'host': 'controller', 'binary': 'nova-scheduler', 'topic': 'scheduler',
+     'report_count': 0, 'disabled': False, 'disabled_reason': None,
+     'deleted': 0},
+    {'id': 4, 'uuid': 'a3c0e0b4-4ae8-4a43-9d3b-1b8c3c4f2c04',
+     'host': 'compute3', 'binary': 'nova-compute', 'topic': 'compute',
+     'report_count': 3, 'disabled': False, 'disabled_reason': None,
+     'deleted': 4},
+]
+
+_INSERT_LEGACY_SERVICE = sa.text(
+    'INSERT INTO services (id, uuid, host, "binary", topic, report_count, '
+    'disabled, disabled_reason, version, created_at, deleted) VALUES '
+    '(:id, :uuid, :host, :binary, :topic, :report_count, :disabled, '
+    ':disabled_reason, 1, CURRENT_TIMESTAMP, :deleted)')
+
+
+def _revisions_oldest_first():
+    config = alembic_config.Config()
+    config.set_main_option('script_location', migration.MIGRATIONS_DIR)
+    scripts = alembic_script.ScriptDirectory.from_config(config)
+    return [script.revision for script in
+            reversed(list(scripts.walk_revisions()))]
+
+
+def _columns(engine, table):
+    return {column['name'] for column in sa.inspect(engine).get_columns(table)}
+
+
+def _insert_legacy_services(engine):
+    statement = _INSERT_LEGACY_SERVICE
+    if engine.dialect.name == 'mysql':
+        # MySQL quotes identifiers with backticks unless ANSI_QUOTES is set.
+        statement = sa.text(str(statement).replace('"binary"', '`binary`'))
+    with engine.begin() as connection:
+        connection.execute(statement, _LEGACY_SERVICES)
+
+
+def _services(engine):
+    with engine.connect() as connection:
+        rows = connection.execute(sa.text(
+            'SELECT id, host, report_count, disabled, disabled_reason, '
+            'deleted, forced_down FROM services ORDER BY id')).mappings()
+        return [dict(row) for row in rows]
+
+
+class MigrationsMixin:
+
+    def test_empty_database_has_no_revision(self):
+        self.assertIsNone(migration.db_version(self.engine))
+
+    def test_walk_up_one_revision_at_a_time(self):
+        revisions = _revisions_oldest_first()
+        self.assertEqual([INITIAL, FORCED_DOWN], revisions)
+        for revision in revisions:
+            migration.db_sync(self.engine, revision)
+            self.assertEqual(revision, migration.db_version(self.engine))
+        self.assertEqual(migration.head_revision(),
+                         migration.db_version(self.engine))
+
+    def test_initial_schema_predates_forced_down(self):
+        migration.db_sync(self.engine, INITIAL)
+        self.assertNotIn('forced_down', _columns(self.engine, 'services'))
+        migration.db_sync(self.engine, FORCED_DOWN)
+        self.assertIn('forced_down', _columns(self.engine, 'services'))
+
+    def test_upgrade_keeps_every_row_and_none_is_forced_down(self):
+        migration.db_sync(self.engine, INITIAL)
+        _insert_legacy_services(self.engine)
+
+        migration.db_sync(self.engine)
+
+        services = _services(self.engine)
+        self.assertEqual([1, 2, 3, 4], [row['id'] for row in services])
+        for legacy, row in zip(_LEGACY_SERVICES, services):
+            self.assertFalse(row['forced_down'])
+            self.assertEqual(legacy['host'], row['host'])
+            self.assertEqual(legacy['report_count'], row['report_count'])
+            self.assertEqual(legacy['disabled'], bool(row['disabled']))
+            self.assertEqual(legacy['disabled_reason'],
+                             row['disabled_reason'])
+            self.assertEqual(legacy['deleted'], row['deleted'])
+
+    def test_forced_down_defaults_to_false_for_rows_written_later(self):
+        migration.db_sync(self.engine)
+        _insert_legacy_services(self.engine)
+        self.assertEqual([False] * 4, [bool(row['forced_down'])
+                                       for row in _services(self.engine)])
+
+    def test_second_sync_changes_nothing(self):
+        migration.db_sync(self.engine)
+        before = sa.inspect(self.engine).get_columns('services')
+
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            migration.db_sync(self.engine)
+
+        changes = [statement for statement in statements
+                   if statement.lstrip().upper().startswith(
+                       ('CREATE', 'ALTER', 'DROP', 'INSERT', 'UPDATE',
+                        'DELETE'))]
+        self.assertEqual([], changes)
+        self.assertEqual(migration.head_revision(),
+                         migration.db_version(self.engine))
+        self.assertEqual(repr(before),
+                         repr(sa.inspect(self.engine).get_columns('services')))
+
+
+nf_fixtures.backend_test_cases(MigrationsMixin, globals(),
+                               nf_fixtures.EMPTY_FIXTURES)
+
+
+class ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
+    """The models describe exactly the schema the migrations build."""
+
+    def db_sync(self, engine):
+        migration.db_sync(engine)
+
+    def get_engine(self):
+        return self.engine
+
+    def get_metadata(self):
+        return models.Base.metadata
+
+
+nf_fixtures.backend_test_cases(ModelsMigrationsSyncMixin, globals(),
+                               nf_fixtures.EMPTY_FIXTURES)

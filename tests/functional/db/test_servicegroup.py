@@ -1,0 +1,62 @@
+"""The DB servicegroup driver heartbeats a real service row on SQLite."""
+
+import time
+
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown.servicegroup import api as servicegroup
+from tests import fixtures as nf_fixtures
+
+# Longest a test waits for the heartbeat thread; it normally takes
+# milliseconds, as the first heartbeat is sent at once.
+DEADLINE = 10
+
+
+def _wait_for(condition):
+    """Poll ``condition`` every few milliseconds until true or DEADLINE."""
+    give_up_at = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > give_up_at:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+class TestDbDriverJoin(nf_fixtures.DbTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.api = servicegroup.API(self.conf)
+
+    def _join(self, service):
+        handle = self.api.join(service)
+        self.addCleanup(handle.stop, DEADLINE)
+        return handle
+
+    def test_join_heartbeats_the_service(self):
+        service = nf_fixtures.create_service(self.context)
+        self.assertIsNone(service.last_seen_up)
+
+        handle = self._join(service)
+        # Read only the agent's own copy while its thread runs: it holds
+        # what the heartbeat stored. The database is read once it stopped.
+        self.assertTrue(_wait_for(lambda: service.report_count >= 1))
+        handle.stop(DEADLINE)
+
+        stored = service_obj.Service.get_by_id(self.context, service.id)
+        self.assertGreaterEqual(stored.report_count, 1)
+        self.assertEqual(service.report_count, stored.report_count)
+        self.assertIsNotNone(stored.last_seen_up)
+        self.assertTrue(self.api.service_is_up(stored))
+
+    def test_forced_down_service_heartbeats_but_stays_down(self):
+        service = nf_fixtures.create_service(self.context, forced_down=True)
+
+        handle = self._join(service)
+        self.assertTrue(_wait_for(lambda: service.report_count >= 1))
+        handle.stop(DEADLINE)
+
+        stored = service_obj.Service.get_by_id(self.context, service.id)
+        self.assertTrue(stored.forced_down)
+        self.assertIsNotNone(stored.last_seen_up)
+        self.assertFalse(self.api.service_is_up(stored))

@@ -1,0 +1,226 @@
+"""The API reference's request and response samples, replayed.
+
+Each file in doc/api_samples/ holds one request and the response the real
+app gave to it, on the hosts of ComputeHostsFixture (a fresh database per
+sample). The test sends the request again and compares the answer with the
+file: same status, same version header, and the same JSON structure, keys
+and values, except that a UUID or a timestamp in the sample stands for any
+UUID or timestamp. So the documentation cannot drift from the code.
+
+``{NAME}`` in a sample's path is the fixture's environment variable NAME
+(e.g. ``{HOST1_NODE_UUID}``). To rewrite the samples after an intended
+change, run this module with NOVA_FORCEDOWN_WRITE_SAMPLES=1 and review the
+diff.
+"""
+
+import json
+import os
+import re
+
+from oslo_serialization import jsonutils
+import testtools
+import webob
+
+from tests.functional.api import fixtures as api_fixtures
+
+SAMPLES_DIR = os.path.abspath(os.path.join(
+    os.path.dirname(__file__), '..', '..', 'doc', 'api_samples'))
+BASE_URL = 'http://openstack.example.com'
+TOKEN = 'admin:' + api_fixtures.ADMIN_PROJECT
+
+_UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+_TIMESTAMP = (r'\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?'
+              r'(Z|[+-]\d{2}:\d{2})?')
+_WILDCARDS = re.compile('(%s|%s)' % (_UUID, _TIMESTAMP))
+
+# (sample file, method, path, microversion, body): the source of the
+# samples when they are (re)written.
+REQUESTS = [
+    ('os-services/services-list-v2.1', 'GET', '/os-services', '2.1', None),
+    ('os-services/services-list-v2.11', 'GET', '/os-services', '2.11',
+     None),
+    ('os-services/services-list-v2.53', 'GET', '/os-services', '2.53',
+     None),
+    ('os-services/service-enable-v2.1', 'PUT', '/os-services/enable', '2.1',
+     {'host': 'host2', 'binary': 'nova-compute'}),
+    ('os-services/service-disable-v2.1', 'PUT', '/os-services/disable',
+     '2.1', {'host': 'host1', 'binary': 'nova-compute'}),
+    ('os-services/service-disable-log-reason-v2.1', 'PUT',
+     '/os-services/disable-log-reason', '2.1',
+     {'host': 'host1', 'binary': 'nova-compute',
+      'disabled_reason': 'fenced by the fault monitor'}),
+    ('os-services/service-force-down-v2.11', 'PUT',
+     '/os-services/force-down', '2.11',
+     {'host': 'host1', 'binary': 'nova-compute', 'forced_down': True}),
+    ('os-services/service-update-forced-down-v2.53', 'PUT',
+     '/os-services/{HOST1_SERVICE_UUID}', '2.53', {'forced_down': True}),
+    ('os-services/service-update-disable-v2.53', 'PUT',
+     '/os-services/{HOST1_SERVICE_UUID}', '2.53',
+     {'status': 'disabled', 'disabled_reason': 'maintenance'}),
+    ('os-services/service-delete-v2.53', 'DELETE',
+     '/os-services/{HOST4_SERVICE_UUID}', '2.53', None),
+    ('os-hypervisors/hypervisors-list-v2.1', 'GET', '/os-hypervisors',
+     '2.1', None),
+    ('os-hypervisors/hypervisors-detail-v2.1', 'GET',
+     '/os-hypervisors/detail', '2.1', None),
+    ('os-hypervisors/hypervisors-show-v2.1', 'GET',
+     '/os-hypervisors/{HOST1_NODE_ID}', '2.1', None),
+    ('os-hypervisors/hypervisors-show-v2.28', 'GET',
+     '/os-hypervisors/{HOST1_NODE_ID}', '2.28', None),
+    ('os-hypervisors/hypervisors-list-paged-v2.33', 'GET',
+     '/os-hypervisors?limit=2', '2.33', None),
+    ('os-hypervisors/hypervisors-list-v2.53', 'GET', '/os-hypervisors',
+     '2.53', None),
+    ('os-hypervisors/hypervisors-detail-with-servers-v2.53', 'GET',
+     '/os-hypervisors/detail?hypervisor_hostname_pattern=host1'
+     '&with_servers=true', '2.53', None),
+    ('os-hypervisors/hypervisors-show-v2.53', 'GET',
+     '/os-hypervisors/{HOST3_NODE_UUID}', '2.53', None),
+    ('os-hypervisors/hypervisors-list-v2.88', 'GET', '/os-hypervisors',
+     '2.88', None),
+    ('os-hypervisors/hypervisors-show-v2.88', 'GET',
+     '/os-hypervisors/{HOST1_NODE_UUID}', '2.88', None),
+    ('os-hypervisors/hypervisors-statistics-v2.1', 'GET',
+     '/os-hypervisors/statistics', '2.1', None),
+    ('os-hypervisors/hypervisors-uptime-v2.1', 'GET',
+     '/os-hypervisors/{HOST1_NODE_ID}/uptime', '2.1', None),
+    ('os-hypervisors/hypervisors-search-v2.1', 'GET',
+     '/os-hypervisors/host/search', '2.1', None),
+    ('os-hypervisors/hypervisors-servers-v2.1', 'GET',
+     '/os-hypervisors/host1/servers', '2.1', None),
+]
+
+
+def sample_names():
+    names = []
+    for directory, _, files in os.walk(SAMPLES_DIR):
+        for name in files:
+            if name.endswith('.json'):
+                path = os.path.join(directory, name)
+                names.append(os.path.relpath(path, SAMPLES_DIR)[:-5])
+    return sorted(names)
+
+
+def matches(sample, actual, where='$'):
+    """None when ``actual`` fits ``sample``, else where and why not."""
+    if isinstance(sample, dict):
+        if not isinstance(actual, dict) or set(sample) != set(actual):
+            return '%s: keys %s, expected %s' % (
+                where, sorted(actual) if isinstance(actual, dict) else actual,
+                sorted(sample))
+        for key in sample:
+            problem = matches(sample[key], actual[key], '%s.%s' % (where,
+                                                                   key))
+            if problem:
+                return problem
+        return None
+    if isinstance(sample, list):
+        if not isinstance(actual, list) or len(sample) != len(actual):
+            return '%s: %r, expected %d items' % (where, actual, len(sample))
+        for index, (want, got) in enumerate(zip(sample, actual)):
+            problem = matches(want, got, '%s[%d]' % (where, index))
+            if problem:
+                return problem
+        return None
+    if isinstance(sample, str) and isinstance(actual, str):
+        pattern = ''.join(
+            part if index % 2 else re.escape(part)
+            for index, part in enumerate(_wildcard_split(sample)))
+        if re.fullmatch(pattern, actual):
+            return None
+    elif sample == actual and type(sample) is type(actual):
+        return None
+    return '%s: %r, expected %r' % (where, actual, sample)
+
+
+def _wildcard_split(text):
+    """Literal text and wildcard patterns, alternately."""
+    parts, position = [], 0
+    for match in _WILDCARDS.finditer(text):
+        parts.extend([text[position:match.start()],
+                      _UUID if re.fullmatch(_UUID, match.group())
+                      else _TIMESTAMP])
+        position = match.end()
+    parts.append(text[position:])
+    return parts
+
+
+class TestAPISamples(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        api = api_fixtures.APIFixture()
+        api.start_fixture()
+        self.addCleanup(api.stop_fixture)
+        hosts = api_fixtures.ComputeHostsFixture()
+        hosts.start_fixture()
+        self.addCleanup(hosts.stop_fixture)
+
+    @staticmethod
+    def call(request):
+        path = '/v2.1' + request['path'].format(**os.environ)
+        req = webob.Request.blank(path, base_url=BASE_URL,
+                                  method=request['method'])
+        req.headers['X-Auth-Token'] = TOKEN
+        req.headers['OpenStack-API-Version'] = 'compute ' + request['version']
+        if request.get('body') is not None:
+            req.content_type = 'application/json'
+            req.body = jsonutils.dump_as_bytes(request['body'])
+        response = req.get_response(api_fixtures.setup_app())
+        return {'status': response.status_int,
+                'headers': {'OpenStack-API-Version':
+                            response.headers.get('OpenStack-API-Version')},
+                'body': response.json if response.body else None}
+
+    def check_sample(self, name):
+        with open(os.path.join(SAMPLES_DIR, name + '.json')) as sample_file:
+            sample = json.load(sample_file)
+        actual = self.call(sample['request'])
+        problem = matches(sample['response'], actual)
+        if problem:
+            self.fail('%s.json no longer matches the API: %s' % (name,
+                                                                 problem))
+
+    def test_every_request_has_a_sample(self):
+        self.assertEqual(sorted(entry[0] for entry in REQUESTS),
+                         sample_names())
+
+
+def _sample_test(name):
+    def test(self):
+        self.check_sample(name)
+    test.__name__ = 'test_' + re.sub(r'\W', '_', name)
+    return test
+
+
+for _name in sample_names():
+    _test = _sample_test(_name)
+    setattr(TestAPISamples, _test.__name__, _test)
+
+
+def write_samples():
+    """Rewrite every sample from REQUESTS, each on fresh fixtures."""
+    for name, method, path, version, body in REQUESTS:
+        request = {'method': method, 'path': path, 'version': version}
+        if body is not None:
+            request['body'] = body
+        api = api_fixtures.APIFixture()
+        api.start_fixture()
+        hosts = api_fixtures.ComputeHostsFixture()
+        hosts.start_fixture()
+        try:
+            response = TestAPISamples.call(request)
+        finally:
+            hosts.stop_fixture()
+            api.stop_fixture()
+        target = os.path.join(SAMPLES_DIR, name + '.json')
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, 'w') as sample_file:
+            json.dump({'request': request, 'response': response},
+                      sample_file, indent=4, sort_keys=True)
+            sample_file.write('\n')
+
+
+if __name__ == '__main__' and os.environ.get(
+        'NOVA_FORCEDOWN_WRITE_SAMPLES'):
+    write_samples()

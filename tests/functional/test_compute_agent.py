@@ -1,0 +1,210 @@
+"""nova-forcedown-compute as a real process on a real SQLite database."""
+
+import json
+import os
+import signal
+import sqlite3
+
+from oslotest import base
+
+from tests.functional import commands
+
+
+def _report_counts(database, **where):
+    return [row['report_count'] for row in database.services(**where)]
+
+
+def _heartbeating(database, minimum=2, count=1, **where):
+    """Whether ``count`` services report and each did ``minimum`` times."""
+    counts = _report_counts(database, **where)
+    return len(counts) == count and min(counts) >= minimum
+
+
+class TestLocalAgent(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(commands.DatabaseFile())
+
+    def _start(self, *args):
+        return self.useFixture(commands.AgentProcess(self.database, *args))
+
+    def test_registers_service_and_node_and_heartbeats(self):
+        self._start('--host', 'compute-a', '--availability-zone', 'az1')
+
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, host='compute-a')))
+        service = self.database.services(host='compute-a')[0]
+        self.assertEqual(('nova-compute', 'compute', 'az1', 1, 0, 0),
+                         (service['binary'], service['topic'],
+                          service['availability_zone'], service['version'],
+                          service['forced_down'], service['disabled']))
+        self.assertEqual(36, len(service['uuid']))
+        node = self.database.query(
+            'SELECT * FROM compute_nodes WHERE deleted = 0')[0]
+        self.assertEqual(('compute-a', 'compute-a', service['id']),
+                         (node['host'], node['hypervisor_hostname'],
+                          node['service_id']))
+        self.assertEqual(os.cpu_count(), node['vcpus'])
+        self.assertGreater(node['memory_mb'], 0)
+        self.assertGreater(node['local_gb'], 0)
+        self.assertIn(' up ', json.loads(node['stats'])['uptime'])
+        self.assertIn('topology', json.loads(node['cpu_info']))
+
+        first = _report_counts(self.database, host='compute-a')[0]
+        self.assertTrue(commands.wait_until(
+            lambda: _report_counts(self.database,
+                                   host='compute-a')[0] > first))
+
+    def test_restart_reuses_the_service_row(self):
+        agent = self._start('--host', 'compute-a')
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, host='compute-a')))
+        self.assertEqual(0, agent.stop(signal.SIGINT))
+        before = self.database.services(host='compute-a')[0]
+
+        self._start('--host', 'compute-a')
+
+        self.assertTrue(commands.wait_until(
+            lambda: _report_counts(self.database, host='compute-a')[0] >
+            before['report_count']))
+        self.assertEqual([before['id']],
+                         [row['id'] for row in self.database.services()])
+        self.assertEqual(1, len(self.database.query(
+            'SELECT id FROM compute_nodes')))
+
+    def test_sigterm_exits_cleanly(self):
+        agent = self._start('--host', 'compute-a')
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, minimum=1,
+                                  host='compute-a')))
+
+        self.assertEqual(0, agent.stop(signal.SIGTERM))
+        self.assertNotIn('Traceback', agent.log())
+
+    def test_other_binary_gets_no_compute_node(self):
+        self._start('--host', 'controller-1', '--binary', 'nova-scheduler')
+
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, host='controller-1')))
+        service = self.database.services()[0]
+        self.assertEqual(('nova-scheduler', 'scheduler'),
+                         (service['binary'], service['topic']))
+        self.assertEqual([], self.database.query(
+            'SELECT id FROM compute_nodes'))
+
+
+class TestAgentDatabaseTrouble(base.BaseTestCase):
+
+    def test_survives_a_database_outage(self):
+        # A short SQLite busy timeout makes a held lock an outage.
+        self.database = self.useFixture(
+            commands.DatabaseFile(options='timeout=0.1'))
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--host', 'compute-a'))
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, minimum=1,
+                                  host='compute-a')))
+
+        lock = sqlite3.connect(self.database.path, isolation_level=None)
+        self.addCleanup(lock.close)
+        lock.execute('BEGIN EXCLUSIVE')
+        try:
+            self.assertTrue(agent.wait_for_log('the database is '
+                                               'unavailable'))
+            stalled = self._count_while_locked(lock)
+        finally:
+            lock.execute('ROLLBACK')
+
+        self.assertTrue(agent.wait_for_log('Recovered'))
+        self.assertTrue(commands.wait_until(
+            lambda: _report_counts(self.database)[0] > stalled))
+        self.assertIsNone(agent.process.poll())
+
+    @staticmethod
+    def _count_while_locked(lock):
+        return lock.execute('SELECT report_count FROM services').fetchone()[0]
+
+    def test_unmigrated_database_is_one_line_error(self):
+        database = self.useFixture(commands.DatabaseFile(migrate=False))
+        agent = self.useFixture(commands.AgentProcess(
+            database, '--host', 'compute-a'))
+
+        self.assertEqual(1, agent.process.wait(10))
+        log = agent.log()
+        self.assertNotIn('Traceback', log)
+        self.assertEqual(1, len(log.strip().splitlines()), log)
+        self.assertIn('run nova-forcedown-manage db sync', log)
+
+
+class TestFakeAgent(base.BaseTestCase):
+
+    def _start(self, hosts):
+        database = self.useFixture(commands.DatabaseFile())
+        agent = self.useFixture(commands.AgentProcess(
+            database, '--driver', 'fake', '--hosts', str(hosts),
+            '--host-prefix', 'sim-'))
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(database, minimum=1, count=hosts)))
+        return database, agent
+
+    @staticmethod
+    def _ticks_later(database, host, ticks=3):
+        """Wait until ``host`` has heartbeaten ``ticks`` more times."""
+        start = _report_counts(database, host=host)[0]
+        return commands.wait_until(
+            lambda: _report_counts(database, host=host)[0] >= start + ticks)
+
+    def test_deleted_service_is_reported_once_and_not_recreated(self):
+        database, agent = self._start(hosts=2)
+
+        database.execute(
+            "UPDATE services SET deleted = id, deleted_at = "
+            "CURRENT_TIMESTAMP WHERE host = 'sim-1'")
+
+        self.assertTrue(agent.wait_for_log(
+            'The services table record of nova-compute on sim-1 is gone; '
+            'it will not be recreated'))
+        self.assertTrue(self._ticks_later(database, 'sim-2'))
+        self.assertEqual(1, agent.log().count('is gone'), agent.log())
+        self.assertIsNone(agent.process.poll())
+        self.assertEqual(['sim-2'], [row['host']
+                                     for row in database.services()])
+
+    def test_hosts_forced_down_are_one_line_not_one_per_tick(self):
+        database, agent = self._start(hosts=10)
+
+        database.execute("UPDATE services SET forced_down = 1 "
+                         "WHERE host <> 'sim-1'")
+        self.assertTrue(agent.wait_for_log('9 services are forced down: '
+                                           'nova-compute on sim-2, '))
+        self.assertTrue(self._ticks_later(database, 'sim-1'))
+        database.execute('UPDATE services SET forced_down = 0')
+        self.assertTrue(agent.wait_for_log('no longer forced down'))
+        self.assertTrue(self._ticks_later(database, 'sim-1'))
+
+        log = agent.log()
+        self.assertEqual(1, log.count('services are forced down'), log)
+        self.assertEqual(1, log.count('no longer forced down'), log)
+        self.assertNotIn('still forced down', log)
+
+    def test_many_hosts_with_instances_heartbeat_from_one_process(self):
+        database = self.useFixture(commands.DatabaseFile())
+        self.useFixture(commands.AgentProcess(
+            database, '--driver', 'fake', '--hosts', '20', '--instances',
+            '2', '--host-prefix', 'sim-'))
+
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(database, count=20)))
+        self.assertEqual(['sim-%d' % i for i in range(1, 21)],
+                         [row['host'] for row in database.services()])
+        nodes = database.query('SELECT * FROM compute_nodes')
+        self.assertEqual(20, len(nodes))
+        self.assertEqual({2}, {node['running_vms'] for node in nodes})
+        self.assertEqual({'2'}, {json.loads(node['stats'])['num_instances']
+                                 for node in nodes})
+        self.assertEqual(20, len({node['host_ip'] for node in nodes}))
+        instances = database.query('SELECT host, node FROM instances')
+        self.assertEqual(40, len(instances))
+        self.assertEqual({'sim-%d' % i for i in range(1, 21)},
+                         {row['host'] for row in instances})

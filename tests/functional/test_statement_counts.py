@@ -1,0 +1,194 @@
+"""Listings issue the same few SQL statements at 10 hosts and at 500.
+
+A force-down is one UPDATE, with no read before it.
+
+Not a timing test: it counts the statements each listing runs through the
+real WSGI app (paste pipeline, noauth2) on SQLite, PostgreSQL and MariaDB,
+and asserts the count does not grow with the number of hosts and stays at
+most three (the listing, a paging marker's lookup, the instances of
+``with_servers``).
+"""
+
+import datetime
+import uuid
+
+from oslo_serialization import jsonutils
+from oslo_utils import timeutils
+import sqlalchemy as sa
+import webob
+
+from nova_forcedown.api import deploy
+from nova_forcedown.db import models
+from tests import fixtures as nf_fixtures
+
+ADMIN_TOKEN = 'admin:6f70656e737461636b'
+MAX_STATEMENTS = 3
+
+# (path, microversion): every listing of services and hypervisors.
+LISTINGS = [
+    ('/os-services', '2.1'),
+    ('/os-services', '2.11'),
+    ('/os-services', '2.53'),
+    ('/os-services?binary=nova-compute', '2.88'),
+    ('/os-services?host=host-00003', '2.53'),
+    ('/os-hypervisors', '2.1'),
+    ('/os-hypervisors/detail', '2.1'),
+    ('/os-hypervisors/detail', '2.28'),
+    ('/os-hypervisors', '2.33'),
+    ('/os-hypervisors/detail?limit=5', '2.33'),
+    ('/os-hypervisors/detail?limit=5&marker=%(marker_id)s', '2.33'),
+    ('/os-hypervisors', '2.53'),
+    ('/os-hypervisors/detail', '2.53'),
+    ('/os-hypervisors?with_servers=true', '2.53'),
+    ('/os-hypervisors/detail?with_servers=true', '2.53'),
+    ('/os-hypervisors/detail?limit=5&marker=%(marker_uuid)s', '2.53'),
+    ('/os-hypervisors?hypervisor_hostname_pattern=host', '2.53'),
+    ('/os-hypervisors/detail?with_servers=true', '2.75'),
+    ('/os-hypervisors', '2.88'),
+    ('/os-hypervisors/detail', '2.88'),
+    ('/os-hypervisors/detail?with_servers=true', '2.88'),
+    ('/os-hypervisors/host/search', '2.1'),
+    ('/os-hypervisors/host/servers', '2.1'),
+    ('/os-hypervisors/statistics', '2.1'),
+]
+
+
+def add_hosts(engine, first, last):
+    """Compute hosts ``first``..``last`` with nodes and two instances each.
+
+    Some disabled, some forced down, some with an old heartbeat, so that
+    every branch of the views runs. Inserted in bulk, as a scale test
+    needs.
+    """
+    now = timeutils.utcnow().replace(microsecond=0)
+    services, nodes, instances = [], [], []
+    for index in range(first, last + 1):
+        host = 'host-%05d' % index
+        services.append(dict(
+            id=index, uuid=str(uuid.uuid4()), host=host,
+            binary='nova-compute', topic='compute', report_count=1,
+            disabled=index % 3 == 0,
+            disabled_reason='maintenance' if index % 3 == 0 else None,
+            forced_down=index % 5 == 0, version=1,
+            last_seen_up=now - datetime.timedelta(
+                hours=1 if index % 7 == 0 else 0),
+            created_at=now, deleted=0))
+        nodes.append(dict(
+            id=index, uuid=str(uuid.uuid4()), service_id=index, host=host,
+            hypervisor_hostname=host + '.example.org',
+            hypervisor_type='QEMU', hypervisor_version=8002000,
+            host_ip='192.0.2.%d' % (index % 250 + 1),
+            cpu_info=jsonutils.dumps({'arch': 'x86_64'}), vcpus=8,
+            memory_mb=16384, local_gb=100, vcpus_used=1, memory_mb_used=512,
+            local_gb_used=1, free_ram_mb=15872, free_disk_gb=99,
+            current_workload=0, running_vms=2, disk_available_least=90,
+            stats=jsonutils.dumps({'uptime': 'up %d days' % index}),
+            created_at=now, deleted=0))
+        for server in range(2):
+            instances.append(dict(
+                uuid=str(uuid.uuid4()), display_name='server-%d' % server,
+                host=host, node=host, vm_state='active', created_at=now,
+                deleted=0))
+    with engine.begin() as connection:
+        connection.execute(sa.insert(models.Service), services)
+        connection.execute(sa.insert(models.ComputeNode), nodes)
+        connection.execute(sa.insert(models.Instance), instances)
+        if engine.dialect.name == 'postgresql':
+            for table in ('services', 'compute_nodes'):
+                connection.exec_driver_sql(
+                    "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
+                    "(SELECT max(id) FROM %s))" % (table, table))
+
+
+class StatementCountsMixin:
+
+    def setUp(self):
+        super().setUp()
+        conf = self.useFixture(nf_fixtures.ConfFixture(
+            api__auth_strategy='noauth2')).conf
+        self.app = deploy.load_app(conf)
+        with self.engine.begin() as connection:
+            # A controller host with other binaries, one hidden.
+            connection.execute(sa.insert(models.Service), [
+                dict(id=100000 + number, uuid=str(uuid.uuid4()),
+                     host='controller', binary=binary, topic=topic,
+                     report_count=1, disabled=False, forced_down=False,
+                     version=1, created_at=timeutils.utcnow(), deleted=0)
+                for number, (binary, topic) in enumerate((
+                    ('nova-scheduler', 'scheduler'),
+                    ('nova-osapi_compute', None)))])
+
+    def _counts(self, marker_id, marker_uuid):
+        counts = {}
+        for path, version in LISTINGS:
+            path = path % {'marker_id': marker_id, 'marker_uuid': marker_uuid}
+            request = webob.Request.blank(
+                '/v2.1' + path, headers={
+                    'X-Auth-Token': ADMIN_TOKEN,
+                    'OpenStack-API-Version': 'compute ' + version})
+            with nf_fixtures.recorded_statements(self.engine) as statements:
+                response = request.get_response(self.app)
+            self.assertEqual(200, response.status_int,
+                             '%s at %s: %s' % (path, version, response.body))
+            counts[(path, version)] = len(statements)
+        return counts
+
+    def _marker(self):
+        with self.engine.connect() as connection:
+            return connection.execute(
+                sa.select(models.ComputeNode.id, models.ComputeNode.uuid)
+                .where(models.ComputeNode.id == 3)).one()
+
+    def test_statements_do_not_grow_with_hosts(self):
+        add_hosts(self.engine, 1, 10)
+        marker = self._marker()
+        small = self._counts(*marker)
+        add_hosts(self.engine, 11, 500)
+        large = self._counts(*marker)
+        self.assertEqual(small, large)
+        too_many = {listing: count for listing, count in large.items()
+                    if count > MAX_STATEMENTS}
+        self.assertEqual({}, too_many)
+
+    def _put(self, path, version, body):
+        request = webob.Request.blank(
+            '/v2.1' + path, method='PUT', headers={
+                'X-Auth-Token': ADMIN_TOKEN,
+                'OpenStack-API-Version': 'compute ' + version})
+        request.json_body = body
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            response = request.get_response(self.app)
+        self.assertEqual(200, response.status_int, response.body)
+        return statements
+
+    def test_force_down_is_one_update_and_no_read(self):
+        add_hosts(self.engine, 1, 10)
+        with self.engine.connect() as connection:
+            uuid_of_host_2 = connection.execute(
+                sa.select(models.Service.uuid)
+                .where(models.Service.host == 'host-00002')).scalar_one()
+        # MariaDB has no UPDATE ... RETURNING: it reads the row back.
+        expected = 1 if self.engine.dialect.update_returning else 2
+        for path, version, body in (
+                ('/os-services/force-down', '2.11',
+                 {'host': 'host-00001', 'binary': 'nova-compute',
+                  'forced_down': True}),
+                ('/os-services/' + uuid_of_host_2, '2.53',
+                 {'forced_down': True})):
+            statements = self._put(path, version, body)
+            self.assertEqual(expected, len(statements), statements)
+            self.assertTrue(statements[0].lstrip().upper().startswith(
+                'UPDATE'), statements)
+
+    def test_listings_of_500_hosts_are_complete(self):
+        add_hosts(self.engine, 1, 500)
+        for path, key, expected in (
+                ('/os-services', 'services', 501),
+                ('/os-hypervisors/detail', 'hypervisors', 500)):
+            response = webob.Request.blank(
+                '/v2.1' + path, headers={'X-Auth-Token': ADMIN_TOKEN}
+            ).get_response(self.app)
+            self.assertEqual(expected, len(response.json[key]))
+
+
+nf_fixtures.backend_test_cases(StatementCountsMixin, globals())

@@ -1,0 +1,217 @@
+"""Service notifications: Nova's payload, when they are sent, best effort."""
+
+import datetime
+import queue
+from unittest import mock
+
+import fixtures
+from oslo_versionedobjects import fixture as ovo_fixture
+from oslotest import base
+
+from nova_forcedown import context as nf_context
+from nova_forcedown import notifications
+from nova_forcedown.notifications import listener
+from nova_forcedown.notifications import payload
+from nova_forcedown.notifications import sender
+from nova_forcedown import objects
+from nova_forcedown.objects import service as service_obj
+from tests import fixtures as nf_fixtures
+
+objects.register_all()
+
+UUID = '7c4e9bd4-2b62-4d7e-9f43-2b1d1a0c7a11'
+
+# Version and hash of the payload's fields. A failure means the wire format
+# changed: consumers written for Nova's ServiceStatusPayload 1.1 would break.
+PAYLOAD_HASH = {'ServiceStatusPayload':
+                '1.1-3efc748cb386a987414bb96b4abe9e33'}
+
+
+def _service(**fields):
+    values = dict(id=1, uuid=UUID, host='compute1', binary='nova-compute',
+                  topic='compute', report_count=3, disabled=False,
+                  disabled_reason=None,
+                  last_seen_up=datetime.datetime(2026, 8, 1, 12, 0, 5),
+                  forced_down=True, version=1, availability_zone=None)
+    values.update(fields)
+    service = service_obj.Service(**values)
+    service.obj_reset_changes()
+    return service
+
+
+class TestPayload(base.BaseTestCase):
+
+    def test_wire_format_is_nova_s(self):
+        primitive = payload.ServiceStatusPayload.from_service(
+            _service()).to_wire()
+        self.assertEqual({
+            'nova_object.name': 'ServiceStatusPayload',
+            'nova_object.namespace': 'nova',
+            'nova_object.version': '1.1',
+            'nova_object.data': {
+                'host': 'compute1', 'binary': 'nova-compute',
+                'topic': 'compute', 'report_count': 3, 'disabled': False,
+                'disabled_reason': None, 'availability_zone': None,
+                'last_seen_up': '2026-08-01T12:00:05Z', 'forced_down': True,
+                'version': 1, 'uuid': UUID}}, primitive)
+
+    def test_fields_are_pinned(self):
+        checker = ovo_fixture.ObjectVersionChecker(
+            {'ServiceStatusPayload': [payload.ServiceStatusPayload]})
+        expected, actual = checker.test_hashes(PAYLOAD_HASH)
+        self.assertEqual(expected, actual)
+
+    def test_a_missing_uuid_is_left_out(self):
+        primitive = payload.ServiceStatusPayload.from_service(
+            _service(uuid=None)).to_wire()
+        self.assertNotIn('uuid', primitive['nova_object.data'])
+
+    def test_publisher_is_the_changed_service(self):
+        self.assertEqual('nova-compute:compute1',
+                         payload.publisher_id('nova-compute', 'compute1'))
+        self.assertEqual('nova-api:ctl',
+                         payload.publisher_id('nova-osapi_compute', 'ctl'))
+        self.assertEqual('nova-scheduler:ctl',
+                         payload.publisher_id('nova-scheduler', 'ctl'))
+
+    def test_notification_wrapper(self):
+        note = payload.ServiceStatusNotification(_service(), 'update')
+        self.assertEqual(('INFO', 'service.update', 'nova-compute:compute1'),
+                         (note.priority, note.event_type, note.publisher_id))
+        self.assertRaises(ValueError, payload.ServiceStatusNotification,
+                          _service(), 'evacuate')
+
+
+class TestWhenSent(nf_fixtures.DbTestCase):
+    """Which Service writes notify, on a real SQLite database."""
+
+    def setUp(self):
+        super().setUp()
+        self.notified = mock.Mock()
+        self.useFixture(fixtures.MockPatch(
+            'nova_forcedown.notifications.service_changed', self.notified))
+
+    def _actions(self):
+        return [call.args[2] for call in self.notified.call_args_list]
+
+    def _create(self):
+        service = service_obj.Service(
+            self.context, host='compute1', binary='nova-compute',
+            topic='compute', report_count=0, disabled=False,
+            forced_down=False, version=1)
+        service.create()
+        return service
+
+    def test_create_update_delete(self):
+        service = self._create()
+        service.forced_down = True
+        service.save()
+        service.disabled = True
+        service.disabled_reason = 'fenced'
+        service.save()
+        service.destroy()
+        self.assertEqual(['create', 'update', 'update', 'delete'],
+                         self._actions())
+        self.assertIs(service, self.notified.call_args.args[1])
+
+    def test_same_value_still_notifies(self):
+        service = self._create()
+        service.forced_down = False
+        service.save()
+        self.assertEqual(['create', 'update'], self._actions())
+
+    def test_heartbeats_and_other_fields_do_not(self):
+        service = self._create()
+        service.record_heartbeat()
+        service.report_count = 5
+        service.save()
+        service.version = 2
+        service.availability_zone = 'az1'
+        service.save()
+        service.save()
+        self.assertEqual(['create'], self._actions())
+
+
+class TestServiceChanged(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(nf_fixtures.ConfFixture(
+            notifications__notification_format='versioned')).conf
+        self.addCleanup(notifications.reset)
+        self.sent = []
+        self.useFixture(fixtures.MockPatch(
+            'nova_forcedown.notifications.sender.Sender.send',
+            lambda _self, *args: self.sent.append(args)))
+
+    def test_disabled_by_default(self):
+        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        notifications.configure(conf)
+        self.assertFalse(notifications.enabled())
+        notifications.service_changed(None, _service(), 'update')
+        self.assertEqual([], self.sent)
+
+    def test_sends_without_credentials(self):
+        notifications.configure(self.conf)
+        ctxt = nf_context.RequestContext(user_id='u', project_id='p',
+                                         auth_token='secret')
+        notifications.service_changed(ctxt, _service(), 'update')
+        [(context, event_type, publisher, primitive)] = self.sent
+        self.assertEqual(('service.update', 'nova-compute:compute1'),
+                         (event_type, publisher))
+        self.assertEqual('u', context['user'])
+        self.assertNotIn('secret', str(context))
+        self.assertTrue(primitive['nova_object.data']['forced_down'])
+
+    def test_a_broken_notification_never_raises(self):
+        notifications.configure(self.conf)
+        log = self.useFixture(fixtures.FakeLogger())
+        notifications.service_changed(None, object(), 'update')
+        self.assertEqual([], self.sent)
+        self.assertIn('Could not build the service.update', log.output)
+
+
+class TestSender(base.BaseTestCase):
+
+    def test_full_queue_drops_and_logs(self):
+        log = self.useFixture(fixtures.FakeLogger())
+        blocked = sender.Sender(conf=None, max_queued=1)
+        self.useFixture(fixtures.MockPatchObject(
+            blocked, '_started', return_value=queue.Queue(1)))
+        blocked.send({}, 'service.update', 'nova-compute:a', {})
+        blocked.send({}, 'service.update', 'nova-compute:b', {})
+        self.assertIn('1 notification(s) dropped', log.output)
+        self.assertIn('nova-compute:b', log.output)
+
+    def test_delivery_errors_are_logged(self):
+        log = self.useFixture(fixtures.FakeLogger())
+        notifier = mock.Mock()
+        notifier.prepare.return_value.info.side_effect = OSError('down')
+        sender.Sender._deliver(notifier, {}, 'service.update',
+                               'nova-compute:a', {})
+        self.assertIn('Could not send service.update from nova-compute:a',
+                      log.output)
+
+
+class TestListenerFormat(base.BaseTestCase):
+
+    def test_versioned_payload_on_one_line(self):
+        message = {'timestamp': '2026-08-01 12:00:05.1', 'priority': 'INFO',
+                   'event_type': 'service.update',
+                   'publisher_id': 'nova-compute:compute1',
+                   'payload': payload.ServiceStatusPayload.from_service(
+                       _service()).to_wire()}
+        header, detail = listener.format_event(message).split('\n')
+        self.assertEqual('2026-08-01 12:00:05.1 INFO service.update '
+                         'nova-compute:compute1', header)
+        self.assertTrue(detail.startswith(
+            '    ServiceStatusPayload 1.1 {"availability_zone":null,'))
+        self.assertIn('"forced_down":true', detail)
+
+    def test_decodes_the_oslo_envelope(self):
+        body = {'oslo.version': '2.0',
+                'oslo.message': '{"event_type": "service.create"}'}
+        self.assertEqual({'event_type': 'service.create'},
+                         listener.decode(body))
+        self.assertEqual({'event_type': 'x'},
+                         listener.decode({'event_type': 'x'}))

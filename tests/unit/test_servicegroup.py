@@ -1,0 +1,72 @@
+"""Liveness truth table of the servicegroup, on a controlled clock."""
+
+import datetime
+
+from oslo_utils import fixture as utils_fixture
+from oslotest import base
+
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown.servicegroup import api as servicegroup
+from tests import fixtures as nf_fixtures
+
+NOW = datetime.datetime(2026, 11, 30, 12, 0, 0)
+
+
+def _service(last_seen_up=None, created_at=NOW, forced_down=False):
+    return service_obj.Service(
+        host='compute1', binary='nova-compute', forced_down=forced_down,
+        last_seen_up=last_seen_up, created_at=created_at)
+
+
+class TestIsUp(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.api = servicegroup.API(self.conf)
+        self.useFixture(utils_fixture.TimeFixture(NOW))
+
+    def _ago(self, seconds):
+        return NOW - datetime.timedelta(seconds=seconds)
+
+    def test_fresh_heartbeat_is_up(self):
+        self.assertTrue(self.api.service_is_up(_service(self._ago(5))))
+
+    def test_heartbeat_older_than_down_time_is_down(self):
+        self.assertFalse(self.api.service_is_up(_service(self._ago(61))))
+
+    def test_heartbeat_exactly_at_the_boundary_is_up(self):
+        self.assertTrue(self.api.service_is_up(_service(self._ago(60))))
+
+    def test_future_heartbeat_within_the_window_is_up(self):
+        self.assertTrue(self.api.service_is_up(_service(self._ago(-30))))
+
+    def test_future_heartbeat_beyond_the_window_is_down(self):
+        self.assertFalse(self.api.service_is_up(_service(self._ago(-61))))
+
+    def test_never_reported_counts_from_creation(self):
+        self.assertTrue(self.api.service_is_up(
+            _service(None, created_at=self._ago(59))))
+        self.assertFalse(self.api.service_is_up(
+            _service(None, created_at=self._ago(61))))
+
+    def test_forced_down_is_down_whatever_the_heartbeat(self):
+        for age in (0, 5, 60, -30):
+            self.assertFalse(self.api.service_is_up(
+                _service(self._ago(age), forced_down=True)))
+
+    def test_db_driver_itself_honours_forced_down(self):
+        driver = self.api._driver
+        self.assertFalse(driver.is_up(_service(NOW, forced_down=True)))
+        self.assertTrue(driver.is_up(_service(NOW)))
+
+    def test_down_time_follows_configuration(self):
+        self.conf.set_override('service_down_time', 120)
+        api = servicegroup.API(self.conf)
+        self.assertTrue(api.service_is_up(_service(self._ago(100))))
+
+    def test_timezone_aware_heartbeats_are_compared_in_utc(self):
+        service = _service(self._ago(10))
+        # Versioned objects hand back aware datetimes; they must compare.
+        self.assertIsNotNone(service.last_seen_up.tzinfo)
+        self.assertTrue(self.api.service_is_up(service))
