@@ -19,6 +19,18 @@ class NovaForcedownException(Exception):
         return str(self)
 
 
+def first_line(exc):
+    """The first line of what ``exc`` says, for a one-line message.
+
+    A wrapped database error says it best through the driver's own error:
+    oslo.db's ``inner_exception``, then SQLAlchemy's ``orig``. An exception
+    with no text gives its class name.
+    """
+    exc = getattr(exc, 'inner_exception', None) or exc
+    text = str(getattr(exc, 'orig', None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class NotFound(NovaForcedownException):
     msg_fmt = 'Resource could not be found.'
 
@@ -85,7 +97,8 @@ class ServiceNotCompute(Invalid):
                'nova-compute services can be updated.')
 
 
-class ServiceUnavailable(NovaForcedownException):
+class ComputeServiceUnavailable(Invalid):
+    """The host's compute service is down: a bad request, as in Nova."""
     msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
 
 

@@ -4,16 +4,15 @@ Every error response, whatever its origin and whatever the Accept header,
 is ``{"<faultName>": {"code": <int>, "message": "<text>"}}`` as JSON.
 """
 
-from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-from sqlalchemy import exc as sa_exc
 import webob
 import webob.dec
 import webob.exc
 import webob.request
 
 from nova_forcedown.api import request as api_request
+from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
@@ -39,7 +38,6 @@ _STATUS_OF = (
     (exception.NotFound, 404),
     (exception.Conflict, 409),
     (exception.Invalid, 400),
-    (exception.ServiceUnavailable, 400),
     (exception.DatabaseUnavailable, 503),
 )
 
@@ -56,27 +54,6 @@ BODY_NOT_RECEIVED_MESSAGE = 'The request body was not received in full.'
 # the body is read elsewhere. The client's fault: 400, one INFO line.
 _BROKEN_TRANSFERS = (api_request.BodyNotReceived,
                      webob.request.DisconnectionError)
-
-# What a lost or unreachable database looks like by the time it reaches the
-# API: oslo.db's wrapped errors (a refused or dropped connection, a deadlock
-# still failing after its retries) and what oslo.db passes through unwrapped
-# (the pool's checkout timeout, a driver-level OperationalError or
-# InterfaceError on a dead connection). All are transient: 503, retry later.
-_DATABASE_OUTAGES = (db_exc.DBConnectionError, db_exc.DBDeadlock,
-                     sa_exc.OperationalError, sa_exc.InterfaceError,
-                     sa_exc.DisconnectionError, sa_exc.TimeoutError)
-
-
-def is_database_outage(exc):
-    """Whether ``exc`` means the database cannot be used just now.
-
-    A plain oslo.db DBError counts when the driver error it wraps does.
-    """
-    if isinstance(exc, _DATABASE_OUTAGES):
-        return True
-    inner = getattr(exc, 'inner_exception', None)
-    return (isinstance(exc, db_exc.DBError) and inner is not None and
-            inner is not exc and isinstance(inner, _DATABASE_OUTAGES))
 
 
 def response(status, message, headers=()):
@@ -140,17 +117,12 @@ def from_exception(exc):
         LOG.info('Request body not received in full: %s: %s',
                  type(cause).__name__, loggable(cause)[:300])
         return response(400, BODY_NOT_RECEIVED_MESSAGE)
-    if is_database_outage(exc):
+    if db_api.is_outage(exc):
         LOG.error('Database unavailable while handling a request: %s',
-                  _first_line(exc))
+                  exception.first_line(exc))
         return response(503, DATABASE_DOWN_MESSAGE)
     LOG.exception('Unexpected error while handling a request')
     return response(500, UNEXPECTED_MESSAGE)
-
-
-def _first_line(exc):
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class FaultWrapper:

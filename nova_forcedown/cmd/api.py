@@ -178,16 +178,12 @@ def main(argv=None):
         return 1
     except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
         print('%s: cannot use the database at %s: %s'
-              % (PROG, _safe_url(conf), _first_line(exc)), file=sys.stderr)
+              % (PROG, _safe_url(conf), exception.first_line(exc)),
+              file=sys.stderr)
         return 1
     print(_banner(conf, server_args.dev, host, port), flush=True)
     Server(app, _gunicorn_options(conf, host, port)).run()
     return 0
-
-
-def _first_line(exc):
-    exc = getattr(exc, 'inner_exception', None) or exc
-    return str(getattr(exc, 'orig', None) or exc).strip().splitlines()[0]
 
 
 if __name__ == '__main__':

@@ -22,7 +22,6 @@ from nova_forcedown.db import migration
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import objects
-from nova_forcedown.servicegroup import heartbeat
 
 LOG = logging.getLogger(__name__)
 
@@ -71,7 +70,7 @@ def main(argv=None):
     try:
         agent = _start(conf)
     except _STARTUP_ERRORS as exc:
-        _error(heartbeat.first_line(exc))
+        _error(exception.first_line(exc))
         return 1
     _serve(conf, agent, stop)
     return 0

@@ -27,12 +27,6 @@ Code = upgradecheck.Code
 Result = upgradecheck.Result
 
 
-def _first_line(exc):
-    exc = getattr(exc, 'inner_exception', None) or exc
-    text = str(getattr(exc, 'orig', None) or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 class UpgradeChecks(upgradecheck.UpgradeCommands):
     """The checks, in the order they are reported."""
 
@@ -50,7 +44,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
             return Result(Code.FAILURE, str(exc))
         except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
             return Result(Code.FAILURE, 'Cannot use the database: %s'
-                          % _first_line(exc))
+                          % exception.first_line(exc))
         return Result(Code.SUCCESS, 'Schema is at revision %s.'
                       % migration.head_revision())
 
@@ -64,7 +58,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
             columns = {c['name'] for c in inspector.get_columns('services')}
         except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
             return Result(Code.FAILURE, 'Cannot use the database: %s'
-                          % _first_line(exc))
+                          % exception.first_line(exc))
         if 'forced_down' not in columns:
             return Result(Code.FAILURE,
                           'services.forced_down is missing, so no service '

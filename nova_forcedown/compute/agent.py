@@ -15,13 +15,13 @@ from stevedore import driver as stevedore_driver
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown import context as nf_context
+from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as node_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
 from nova_forcedown.servicegroup import condition_log
-from nova_forcedown.servicegroup import heartbeat
 
 LOG = logging.getLogger(__name__)
 
@@ -187,8 +187,10 @@ class Agent:
                 node.save()
             except exception.ComputeNodeNotFound:
                 gone.append(node.hypervisor_hostname)
-            except heartbeat.DATABASE_ERRORS as exc:
-                outage = heartbeat.first_line(exc)
+            except Exception as exc:  # noqa: only an outage is told once
+                if not db_api.is_outage(exc):
+                    raise
+                outage = exception.first_line(exc)
                 break
         else:
             outage = None

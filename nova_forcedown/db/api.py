@@ -30,6 +30,29 @@ retry_on_deadlock = oslo_db_api.wrap_db_retry(
 
 COMPUTE_BINARY = 'nova-compute'
 
+# What a lost or unreachable database looks like to its callers (the API,
+# the heartbeat loop, the agent): oslo.db's wrapped errors (a refused or
+# dropped connection, a deadlock still failing after its retries) and what
+# oslo.db passes through unwrapped (the pool's checkout timeout, a
+# driver-level OperationalError or InterfaceError on a dead connection).
+# All are transient: try again later.
+OUTAGES = (db_exc.DBConnectionError, db_exc.DBDeadlock,
+           sa.exc.OperationalError, sa.exc.InterfaceError,
+           sa.exc.DisconnectionError, sa.exc.TimeoutError)
+
+
+def is_outage(exc):
+    """Whether ``exc`` means the database cannot be used just now.
+
+    A plain oslo.db DBError counts when the driver error it wraps does.
+    """
+    if isinstance(exc, OUTAGES):
+        return True
+    inner = getattr(exc, 'inner_exception', None)
+    return (isinstance(exc, db_exc.DBError) and inner is not None and
+            inner is not exc and isinstance(inner, OUTAGES))
+
+
 # Largest value of an integer primary key on every supported database.
 MAX_INTEGER_ID = 2 ** 31 - 1
 

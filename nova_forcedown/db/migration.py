@@ -50,7 +50,7 @@ def check_migrated(engine=None):
     try:
         current = db_version(engine)
     except sa.exc.OperationalError as exc:
-        raise exception.DatabaseUnavailable(reason=_first_line(exc))
+        raise exception.DatabaseUnavailable(reason=exception.first_line(exc))
     if current is None:
         raise exception.DatabaseNotMigrated(url=url, reason='empty database')
     head = head_revision()
@@ -58,7 +58,3 @@ def check_migrated(engine=None):
         raise exception.DatabaseNotMigrated(
             url=url, reason='at revision %s, code expects %s' % (current,
                                                                  head))
-
-
-def _first_line(exc):
-    return str(getattr(exc, 'orig', exc)).strip().splitlines()[0]

@@ -3,17 +3,13 @@
 import threading
 import time
 
-from oslo_db import exception as db_exc
 from oslo_log import log as logging
-from sqlalchemy import exc as sa_exc
 
+from nova_forcedown.db import api as db_api
+from nova_forcedown import exception
 from nova_forcedown.servicegroup import condition_log
 
 LOG = logging.getLogger(__name__)
-
-# What a database outage looks like: oslo.db's wrapped errors, and the
-# OperationalError (lock timeout, lost server) that oslo.db passes through.
-DATABASE_ERRORS = (db_exc.DBError, sa_exc.OperationalError)
 
 FORCED_DOWN = condition_log.Messages(
     level=logging.WARNING,
@@ -132,12 +128,13 @@ class Heartbeat:
         return not gone
 
     def _failed(self, exc):
-        if isinstance(exc, DATABASE_ERRORS):
-            self._database_down.update(['database'], error=first_line(exc),
+        if db_api.is_outage(exc):
+            self._database_down.update(['database'],
+                                       error=exception.first_line(exc),
                                        interval=self._interval)
         else:
             self._failing.update(['failing'], exc_info=exc,
-                                 error=first_line(exc),
+                                 error=exception.first_line(exc),
                                  services=len(self._services),
                                  first=name(self._services[0]),
                                  interval=self._interval)
@@ -146,8 +143,3 @@ class Heartbeat:
 def name(service):
     """How the log names a service: ``nova-compute on compute1``."""
     return '%s on %s' % (service.binary, service.host)
-
-
-def first_line(exc):
-    text = str(getattr(exc, 'inner_exception', None) or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -11,6 +11,7 @@ import threading
 import fixtures
 from oslo_db import exception as db_exc
 from oslotest import base
+import sqlalchemy as sa
 
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import heartbeat
@@ -239,6 +240,18 @@ class TestFailedTicks(HeartbeatTestCase):
                          'retrying every 10 s.', self.messages()[1])
         self.assertEqual('Recovered: heartbeats are reaching the database '
                          'again, after 1000 s.', self.messages()[-1])
+
+    def test_a_pool_timeout_is_an_outage_as_in_the_api(self):
+        report = Report(error=sa.exc.TimeoutError(
+            'QueuePool limit of size 5 overflow 10 reached'))
+        loop = self.loop(report)
+
+        self.assertEqual([False] * 3, self.ticks(loop, 3))
+
+        self.assertEqual(['WARNING'], self.levels())
+        self.assertIn('the database is unavailable (QueuePool limit',
+                      self.messages()[0])
+        self.assertNotIn('Traceback', '\n'.join(self.messages()))
 
     def test_unexpected_error_has_one_traceback(self):
         report = Report(error=RuntimeError('disk full'))

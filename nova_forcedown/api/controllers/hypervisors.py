@@ -68,7 +68,7 @@ def hypervisor_uptime(req):
     node = _node(req, req.urlvars['id'])
     is_up = req.is_up(node.service)
     if not is_up:
-        raise exception.ServiceUnavailable(host=node.host)
+        raise exception.ComputeServiceUnavailable(host=node.host)
     uptime = (node.stats or {}).get('uptime')
     if uptime is None:
         raise webob.exc.HTTPNotImplemented(
