@@ -1,13 +1,17 @@
 """Paste factories for etc/nova_forcedown/api-paste.ini, and loading it.
 
-:func:`load_app` hands the private ConfigOpts to every factory: paste's
-global_conf carries a key (paste interpolates its values, so it must be a
-string) into :data:`_LOADED_CONFS`. Nothing reads a global CONF: the
-oslo.middleware pieces get the ConfigOpts object itself (given a dict, they
-fall back to the global ``cfg.CONF``).
+:func:`load_app` hands the private ConfigOpts, and the one policy
+Authorizer of the application, to every factory: paste's global_conf
+carries a key (paste interpolates its values, so it must be a string) into
+:data:`_LOADING`, which holds them only while paste builds the pipelines
+(it calls every factory before loadapp returns). Nothing reads a global
+CONF: the oslo.middleware pieces get the ConfigOpts object itself (given a
+dict, they fall back to the global ``cfg.CONF``).
 """
 
+import collections
 import os
+import uuid
 
 from oslo_log import log as logging
 from oslo_middleware import healthcheck
@@ -36,11 +40,17 @@ CONF_KEY = 'nova_forcedown_conf'
 PASTE_NAME = 'osapi_compute'
 PACKAGED_PASTE = os.path.join(os.path.dirname(__file__), 'api-paste.ini')
 
-_LOADED_CONFS = {}
+# What the factories of one load_app share, by key, while it runs.
+_Assembly = collections.namedtuple('_Assembly', 'conf authorizer')
+_LOADING = {}
+
+
+def _assembly(global_conf):
+    return _LOADING[global_conf[CONF_KEY]]
 
 
 def _conf(global_conf):
-    return _LOADED_CONFS[global_conf[CONF_KEY]]
+    return _assembly(global_conf).conf
 
 
 def find_paste_config(conf):
@@ -63,10 +73,13 @@ def load_app(conf):
     objects.register_all()
     path = os.path.abspath(find_paste_config(conf))
     LOG.info('Loading the API from %s', path)
-    key = str(id(conf))
-    _LOADED_CONFS[key] = conf
-    return paste_deploy.loadapp('config:' + path, name=PASTE_NAME,
-                                global_conf={CONF_KEY: key})
+    key = uuid.uuid4().hex
+    _LOADING[key] = _Assembly(conf, policy.Authorizer(conf))
+    try:
+        return paste_deploy.loadapp('config:' + path, name=PASTE_NAME,
+                                    global_conf={CONF_KEY: key})
+    finally:
+        del _LOADING[key]
 
 
 # ------------------------------------------------------------ composites
@@ -141,7 +154,7 @@ def _state(conf, legacy_v2):
     # nothing connects before the first notification.
     notifications.configure(conf)
     return api_request.AppState(
-        conf, servicegroup.API(conf), policy.Authorizer(conf),
+        conf, servicegroup.API(conf),
         extensions.load_enabled(conf.api.disabled_extensions),
         legacy_v2=legacy_v2)
 
@@ -262,8 +275,7 @@ def authtoken_factory(global_conf, **local_conf):
 
 
 def context_factory(global_conf, **local_conf):
-    conf = _conf(global_conf)
-    authorizer = policy.Authorizer(conf)
+    authorizer = _assembly(global_conf).authorizer
 
     def _filter(app):
         return auth.ContextMiddleware(app, authorizer)

@@ -14,11 +14,9 @@ ENV_MOUNT = 'nova_forcedown.mount'
 class AppState:
     """What every handler of one API app shares, built once at start-up."""
 
-    def __init__(self, conf, servicegroup_api, authorizer, extensions,
-                 legacy_v2=False):
+    def __init__(self, conf, servicegroup_api, extensions, legacy_v2=False):
         self.conf = conf
         self.servicegroup = servicegroup_api
-        self.authorizer = authorizer
         self.extensions = extensions
         self.legacy_v2 = legacy_v2
 
