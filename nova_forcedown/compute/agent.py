@@ -3,8 +3,8 @@
 Start-up gets or creates each host's service row (bumping its version, as
 Nova's service start does, and leaving forced_down and disabled alone) and,
 for nova-compute, its compute node and simulated instances. All services
-then heartbeat from one servicegroup loop, so a many-host agent puts one
-small UPDATE per host per report_interval on the database.
+then heartbeat from one servicegroup loop: each report_interval, one
+UPDATE for every 500 of them.
 """
 
 import collections
