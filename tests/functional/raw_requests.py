@@ -6,6 +6,15 @@ import urllib.parse
 import webob
 
 
+def json_headers(token, version=None):
+    """Headers of a JSON request with ``token`` (bytes), as byte pairs."""
+    headers = [('X-Auth-Token', token), ('Content-Type', b'application/json')]
+    if version:
+        headers.append(('OpenStack-API-Version',
+                        b'compute ' + version.encode()))
+    return headers
+
+
 def wsgi_environ(method, target, headers=(), body=None):
     """The environ a WSGI server builds for ``target`` (bytes).
 

@@ -78,9 +78,7 @@ class _AccessTestCase(base.BaseTestCase):
     def setUp(self):
         super().setUp()
         self.directory = self.useFixture(fixtures.TempDir()).path
-        self.database = api_fixtures.Database()
-        self.addCleanup(self.database.close)
-        api_fixtures.ComputeHostsFixture().start_fixture()
+        api_fixtures.seeded_database(self)
 
     def build_app(self, text, policy=None):
         path = os.path.join(self.directory, 'nova_forcedown.conf')

@@ -495,11 +495,7 @@ class TestGeneratedBytes(_HostileInputTestCase):
             cut = encoded.index(b'{') + 1
             encoded = encoded[:cut] + b'"' + poison + b'": 1, ' + (
                 encoded[cut:] if encoded[cut:] != b'}' else b'"x": 1}')
-        headers = [('X-Auth-Token', ADMIN.encode()),
-                   ('Content-Type', b'application/json')]
-        if version:
-            headers.append(('OpenStack-API-Version',
-                            b'compute ' + version.encode()))
+        headers = raw_requests.json_headers(ADMIN.encode(), version)
         resp = self.send_raw(method, path.encode(), headers, encoded)
         req_text = '%s %s %r' % (method, path, encoded[:300])
         self.check(req_text, resp, method)
@@ -525,11 +521,7 @@ class TestGeneratedBytes(_HostileInputTestCase):
                     '"disabled_reason": %s}' % nest)
         body = nest.encode()
         hypothesis.assume(len(body) <= BODY_LIMIT)
-        headers = [('X-Auth-Token', ADMIN.encode()),
-                   ('Content-Type', b'application/json')]
-        if version:
-            headers.append(('OpenStack-API-Version',
-                            b'compute ' + version.encode()))
+        headers = raw_requests.json_headers(ADMIN.encode(), version)
         resp = self.send_raw(method, path.encode(), headers, body)
         req_text = '%s %s depth %d (%d bytes)' % (method, path, depth,
                                                   len(body))

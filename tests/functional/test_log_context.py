@@ -40,9 +40,7 @@ class _LogContextTestCase(base.BaseTestCase):
     def setUp(self):
         super().setUp()
         self.directory = self.useFixture(fixtures.TempDir()).path
-        self.database = api_fixtures.Database()
-        self.addCleanup(self.database.close)
-        api_fixtures.ComputeHostsFixture().start_fixture()
+        api_fixtures.seeded_database(self)
         conf = api_fixtures.make_conf(**self.overrides())
         self.addCleanup(conf.reset)
         self.app = deploy.load_app(conf)

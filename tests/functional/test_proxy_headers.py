@@ -50,9 +50,7 @@ class TestProxyHeaders(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        self.database = api_fixtures.Database()
-        self.addCleanup(self.database.close)
-        api_fixtures.ComputeHostsFixture().start_fixture()
+        api_fixtures.seeded_database(self)
         conf = api_fixtures.make_conf()
         self.addCleanup(conf.reset)
         self.app = deploy.load_app(conf)

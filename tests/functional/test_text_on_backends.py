@@ -70,12 +70,9 @@ class TextOnBackendsMixin:
         self.engine.dispose()
 
     def _send(self, method, target, version=None, body=None):
-        headers = [('X-Auth-Token', ADMIN_TOKEN),
-                   ('Content-Type', b'application/json')]
-        if version:
-            headers.append(('OpenStack-API-Version',
-                            b'compute ' + version.encode()))
-        environ = raw_requests.wsgi_environ(method, target, headers, body)
+        environ = raw_requests.wsgi_environ(
+            method, target, raw_requests.json_headers(ADMIN_TOKEN, version),
+            body)
         with nf_fixtures.recorded_statements(self.engine) as statements:
             resp = webob.Request(environ).get_response(self.app)
         return resp, statements

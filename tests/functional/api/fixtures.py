@@ -83,6 +83,17 @@ class Database:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def seeded_database(test):
+    """A fresh Database for ``test``, holding every kind of compute host.
+
+    For tests that build the app themselves, outside a gabbi file.
+    """
+    database = Database()
+    test.addCleanup(database.close)
+    ComputeHostsFixture().start_fixture()
+    return database
+
+
 class APIFixture(fixture.GabbiFixture):
     """The app with default settings on an empty database."""
 

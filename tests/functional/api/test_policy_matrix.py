@@ -72,10 +72,8 @@ class _AppTestCase(base.BaseTestCase):
         super().setUp()
         self.conf = fixtures.make_conf(**self.OVERRIDES)
         self.configure(self.conf)
-        self.database = fixtures.Database()
-        self.addCleanup(self.database.close)
+        fixtures.seeded_database(self)
         self.app = deploy.load_app(self.conf)
-        fixtures.ComputeHostsFixture().start_fixture()
 
     def configure(self, conf):
         pass
