@@ -9,7 +9,6 @@ import prettytable
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from nova_forcedown.api.views import services as service_views
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
@@ -18,8 +17,11 @@ from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
 from nova_forcedown import objects
+from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
+from nova_forcedown.servicegroup import status as service_status
+from nova_forcedown.servicegroup import zones
 
 LOG = logging.getLogger(__name__)
 
@@ -54,17 +56,19 @@ def _service_list(conf):
     """Every service but the API ones, with state and status as the API."""
     migration.check_migrated()
     servicegroup = servicegroup_api.API(conf)
+    service_zones = zones.ServiceZones(conf)
     services = service_obj.ServiceList.get_all(
         nf_context.get_admin_context(), include_api=False)
-    print(_table(SERVICE_COLUMNS, [_service_row(conf, servicegroup, service)
-                                   for service in services]))
+    print(_table(SERVICE_COLUMNS, [
+        _service_row(service, service_zones.zone(service),
+                     servicegroup.service_is_up(service))
+        for service in services]))
 
 
-def _service_row(conf, servicegroup, service):
-    return (service.id, service.uuid, service.binary, service.host,
-            service_views.zone(service, conf), service_views.status(service),
-            service_views.state(servicegroup.service_is_up(service)),
-            service.forced_down, service_views.timestamp(service.updated_at),
+def _service_row(service, zone, is_up):
+    return (service.id, service.uuid, service.binary, service.host, zone,
+            service_status.status(service), service_status.state(is_up),
+            service.forced_down, objects_base.timestamp(service.updated_at),
             service.disabled_reason)
 
 

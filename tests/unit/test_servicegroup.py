@@ -7,6 +7,7 @@ from oslotest import base
 
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup
+from nova_forcedown.servicegroup import zones
 from tests import fixtures as nf_fixtures
 
 NOW = datetime.datetime(2026, 11, 30, 12, 0, 0)
@@ -70,3 +71,28 @@ class TestIsUp(base.BaseTestCase):
         # Versioned objects hand back aware datetimes; they must compare.
         self.assertIsNotNone(service.last_seen_up.tzinfo)
         self.assertTrue(self.api.service_is_up(service))
+
+
+class TestServiceZones(base.BaseTestCase):
+    """The zone a listing shows, the API and the manage command alike."""
+
+    def setUp(self):
+        super().setUp()
+        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        conf.set_override('default_availability_zone', 'nova-default')
+        conf.set_override('internal_service_availability_zone', 'inside')
+        self.zones = zones.ServiceZones(conf)
+
+    def _zone(self, topic, availability_zone):
+        return self.zones.zone(service_obj.Service(
+            topic=topic, availability_zone=availability_zone))
+
+    def test_compute_is_in_its_registered_zone(self):
+        self.assertEqual('az1', self._zone('compute', 'az1'))
+
+    def test_compute_without_a_zone_is_in_the_default_zone(self):
+        self.assertEqual('nova-default', self._zone('compute', None))
+
+    def test_other_services_are_internal_whatever_they_registered(self):
+        self.assertEqual('inside', self._zone('scheduler', 'az1'))
+        self.assertEqual('inside', self._zone(None, None))

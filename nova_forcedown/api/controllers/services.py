@@ -11,6 +11,7 @@ from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.policies import services as policies
+from nova_forcedown.servicegroup import status as service_status
 
 
 def list_services(req):
@@ -87,7 +88,7 @@ def _set_disabled(req, body, disabled, reason=None):
     service = _update_compute_on_host(
         req.context, body['host'], body['binary'],
         {'disabled': disabled, 'disabled_reason': reason})
-    return _action_response(body, status=views.status(service),
+    return _action_response(body, status=service_status.status(service),
                             disabled_reason=reason)
 
 

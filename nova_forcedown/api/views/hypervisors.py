@@ -9,7 +9,7 @@ decided once, not once per node.
 
 from oslo_serialization import jsonutils
 
-from nova_forcedown.api.views import services as service_views
+from nova_forcedown.servicegroup import status as service_status
 
 _RESOURCE_FIELDS = (
     'vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
@@ -31,8 +31,8 @@ class Hypervisors:
         view = {'id': node.uuid if self.uuid_ids else node.id,
                 'hypervisor_hostname': node.hypervisor_hostname}
         if self.with_status:
-            view['state'] = service_views.state(is_up)
-            view['status'] = service_views.status(node.service)
+            view['state'] = service_status.state(is_up)
+            view['status'] = service_status.status(node.service)
         return view
 
     def detail(self, node, is_up):
