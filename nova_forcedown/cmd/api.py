@@ -80,18 +80,6 @@ def _check_bind(host, port):
                                % (host, port, exc.strerror))
 
 
-def prepare_database(conf):
-    """Migrate (sync_on_startup) or insist the schema is migrated."""
-    db_api.configure(conf)
-    engine = db_api.get_engine()
-    if conf.database.sync_on_startup:
-        migration.db_sync(engine)
-    else:
-        migration.check_migrated(engine)
-    # Workers fork from this process: none may inherit its connections.
-    engine.dispose()
-
-
 def _banner(conf, dev, host, port):
     lines = ['nova-forcedown-api listening on http://%s:%s/' % (host, port),
              '  auth_strategy: %s' % conf.api.auth_strategy,
@@ -166,7 +154,7 @@ def main(argv=None):
             raise StartupError('auth_strategy noauth2 is refused on the '
                                'non-loopback address %s' % host)
         _check_bind(host, port)
-        prepare_database(conf)
+        migration.prepare(conf)
         app = deploy.load_app(conf)
         if statement_count.enabled(os.environ):
             app = statement_count.StatementCounter(app, db_api.get_engine())

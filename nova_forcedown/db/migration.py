@@ -1,4 +1,7 @@
-"""Schema migrations with alembic: sync, version, and the migrated check."""
+"""Schema migrations with alembic: sync, version, and the migrated check.
+
+Also how a server process readies its database before it serves.
+"""
 
 import os
 
@@ -58,3 +61,19 @@ def check_migrated(engine=None):
         raise exception.DatabaseNotMigrated(
             url=url, reason='at revision %s, code expects %s' % (current,
                                                                  head))
+
+
+def prepare(conf):
+    """Ready the database for a server: migrate or insist it is migrated.
+
+    With ``[database] sync_on_startup`` the schema is migrated to the head
+    revision; otherwise DatabaseNotMigrated is raised unless it is there.
+    """
+    db_api.configure(conf)
+    engine = db_api.get_engine()
+    if conf.database.sync_on_startup:
+        db_sync(engine)
+    else:
+        check_migrated(engine)
+    # Workers fork from this process: none may inherit its connections.
+    engine.dispose()
