@@ -6,6 +6,7 @@ from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import api as db_api
+from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import base
 
@@ -106,20 +107,41 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         self._notify_update(changes)
 
     @classmethod
+    def get_compute_by_uuid(cls, context, service_uuid):
+        """The service ``service_uuid``; ServiceNotCompute unless compute."""
+        service = cls.get_by_uuid(context, service_uuid)
+        if not service.is_compute:
+            raise exception.ServiceNotCompute(binary=service.binary)
+        return service
+
+    @classmethod
     def update_compute(cls, context, changes, uuid=None, host=None):
         """Write ``changes`` to a compute service in one UPDATE, no read.
 
         The live nova-compute service with ``uuid``, or on ``host``. Returns
-        it as now stored, or None when there is no such service. Notifies
-        ``service.update`` as save() does.
+        it as now stored. Notifies ``service.update`` as save() does.
+
+        Only when the UPDATE finds no service is the database asked why:
+        ServiceNotFound or ServiceNotCompute for a ``uuid``; HostNotFound
+        for a host without any service, else HostBinaryNotFound.
         """
         row = db_api.service_update_compute(context, changes, uuid=uuid,
                                             host=host)
         if row is None:
-            return None
+            raise cls._why_no_compute(context, uuid, host)
         service = cls._from_db_object(context, cls(), row)
         service._notify_update(changes)
         return service
+
+    @classmethod
+    def _why_no_compute(cls, context, uuid, host):
+        if uuid is not None:
+            cls.get_compute_by_uuid(context, uuid)
+            # It was deleted since the UPDATE.
+            return exception.ServiceNotFound(service_id=uuid)
+        if not db_api.service_host_exists(context, host):
+            return exception.HostNotFound(host=host)
+        return exception.HostBinaryNotFound(host=host, binary=COMPUTE_BINARY)
 
     def _notify_update(self, changes):
         """``service.update``, when ``changes`` hold an admin field."""

@@ -7,7 +7,6 @@ from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import services as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.api.views import services as views
-from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.policies import services as policies
@@ -111,19 +110,10 @@ def _action_response(body, **fields):
 
 
 def _update_compute_on_host(context, host, binary, changes):
-    """Write ``changes`` to the nova-compute service of ``host``.
-
-    One UPDATE; only when it finds no service is the database asked why,
-    to answer as Nova does.
-    """
-    if binary != db_api.COMPUTE_BINARY:
+    """Write ``changes`` to the nova-compute service of ``host``."""
+    if binary != service_obj.COMPUTE_BINARY:
         raise exception.ServiceNotCompute(binary=binary)
-    service = service_obj.Service.update_compute(context, changes, host=host)
-    if service is None:
-        if not db_api.service_host_exists(context, host):
-            raise exception.HostNotFound(host=host)
-        raise exception.HostBinaryNotFound(host=host, binary=binary)
-    return service
+    return service_obj.Service.update_compute(context, changes, host=host)
 
 
 # ---------------------------------------------------- 2.53 and later: UUID
@@ -137,22 +127,12 @@ def _update_by_uuid(req):
         changes = _changes(body)
     except webob.exc.HTTPBadRequest:
         # A missing or non-compute service is reported first, as in Nova.
-        _check_compute(req.context, service_id)
+        service_obj.Service.get_compute_by_uuid(req.context, service_id)
         raise
     service = service_obj.Service.update_compute(req.context, changes,
                                                  uuid=service_id)
-    if service is None:
-        _check_compute(req.context, service_id)
-        raise exception.ServiceNotFound(service_id=service_id)
     return api_request.json_response({'service': views.service(
         service, req.is_up(service), req.version, req.app.conf)})
-
-
-def _check_compute(context, service_id):
-    """404 for an unknown service, 400 for one that is not nova-compute."""
-    service = service_obj.Service.get_by_uuid(context, service_id)
-    if not service.is_compute:
-        raise exception.ServiceNotCompute(binary=service.binary)
 
 
 def _changes(body):

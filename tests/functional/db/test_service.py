@@ -445,7 +445,43 @@ class ServiceDestroyTestsMixin:
         self.assertRaises(exception.ServiceNotFound, stale.destroy)
 
 
-for _mixin in (ServiceTestsMixin, ServiceSaveTestsMixin, LostUpdateTestsMixin,
+class UpdateComputeTestsMixin:
+    """The API's force-down and enable/disable write; a miss says why."""
+
+    def test_force_down_by_host_returns_the_stored_service(self):
+        make_service(self.context)
+        service = service_obj.Service.update_compute(
+            self.context, {'forced_down': True}, host='compute1')
+        self.assertTrue(service.forced_down)
+        self.assertTrue(_reload(self.context, service).forced_down)
+
+    def test_unknown_host_is_not_found_as_a_host(self):
+        self.assertRaises(exception.HostNotFound,
+                          service_obj.Service.update_compute, self.context,
+                          {'forced_down': True}, host='nowhere')
+
+    def test_host_without_compute_is_not_found_as_a_binary(self):
+        make_service(self.context, binary='nova-scheduler')
+        self.assertRaises(exception.HostBinaryNotFound,
+                          service_obj.Service.update_compute, self.context,
+                          {'forced_down': True}, host='compute1')
+
+    def test_unknown_uuid_is_a_service_not_found(self):
+        self.assertRaises(exception.ServiceNotFound,
+                          service_obj.Service.update_compute, self.context,
+                          {'forced_down': True},
+                          uuid='f6d3a2ba-7c5e-4b0e-9a3b-34c9cf0b1a11')
+
+    def test_uuid_of_another_binary_is_not_compute_and_unchanged(self):
+        scheduler = make_service(self.context, binary='nova-scheduler')
+        self.assertRaises(exception.ServiceNotCompute,
+                          service_obj.Service.update_compute, self.context,
+                          {'forced_down': True}, uuid=scheduler.uuid)
+        self.assertFalse(_reload(self.context, scheduler).forced_down)
+
+
+for _mixin in (ServiceTestsMixin, UpdateComputeTestsMixin,
+               ServiceSaveTestsMixin, LostUpdateTestsMixin,
                RecordHeartbeatTestsMixin, RecordHeartbeatsTestsMixin,
                ServiceListTestsMixin,
                ServiceDestroyTestsMixin):
