@@ -442,85 +442,25 @@ def compute_node_update(context, node_id, values):
     return values
 
 
-def _node_with_service_query():
-    """Compute nodes joined with the live nova-compute service of their host.
-
-    Nodes whose service is gone are left out, as Nova skips them.
-    """
-    service = models.Service
-    node = models.ComputeNode
-    return (sa.select(node, service)
-            .join(service, sa.and_(
-                _not_deleted(service),
-                service.binary == COMPUTE_BINARY,
-                sa.or_(service.id == node.service_id,
-                       sa.and_(node.service_id.is_(None),
-                               service.host == node.host))))
-            .where(_not_deleted(node)))
-
-
-def _page_nodes(query, limit, marker_id, hostname_pattern):
-    """Nodes after ``marker_id`` in id order, at most ``limit``, by name.
-
-    ``hostname_pattern`` is a substring: SQL LIKE wildcards in it are
-    escaped, so ``_`` and ``%`` match only themselves.
-    """
-    if marker_id is not None:
-        query = query.where(models.ComputeNode.id > marker_id)
-    if hostname_pattern is not None:
-        query = query.where(models.ComputeNode.hypervisor_hostname.contains(
-            hostname_pattern, autoescape=True))
-    query = query.order_by(models.ComputeNode.id)
-    if limit is not None:
-        query = query.limit(limit)
-    return query
-
-
-@context_manager.reader
-def compute_node_get_all_with_service(context, limit=None, marker_id=None,
-                                      hostname_pattern=None):
-    """List (node, service) pairs in id order, paged or matched by name."""
-    query = _page_nodes(_node_with_service_query(), limit, marker_id,
-                        hostname_pattern)
-    return context.session.execute(query).all()
-
-
-# The columns of compute_node_list_rows: the node's (all, or those of a
-# summary), then its service's.
+# The columns of a node row: the node's, then its service's. A summary
+# reads the leading node columns only, which include what a summary view
+# and its links need (id, uuid, host, hypervisor_hostname).
 NODE_COLUMNS = tuple(models.ComputeNode.__table__.columns.keys())
-NODE_SUMMARY_COLUMNS = ('id', 'uuid', 'hypervisor_hostname', 'host')
+NODE_SUMMARY_WIDTH = NODE_COLUMNS.index('hypervisor_hostname') + 1
 SERVICE_COLUMNS = ServiceRow._fields
 
 
-@context_manager.reader
-def compute_node_list_rows(context, limit=None, marker_id=None,
-                           hostname_pattern=None, summary=False,
-                           make=tuple):
-    """compute_node_get_all_with_service as plain rows, for listings.
+def _nodes_with_service(node_columns, service_columns=SERVICE_COLUMNS):
+    """The one join of live compute nodes with their live compute service.
 
-    Each row holds the values of :data:`NODE_COLUMNS` (or, for a summary,
-    :data:`NODE_SUMMARY_COLUMNS`) then of :data:`SERVICE_COLUMNS`, read
-    with SQLAlchemy Core: no ORM objects, no per-row bookkeeping. One
-    query. ``make(row)`` builds each item as the row is read, so a large
-    listing never holds its rows and its items at once.
-    """
-    node = models.ComputeNode.__table__
-    columns = ([node.c[name] for name in NODE_SUMMARY_COLUMNS] if summary
-               else list(node.columns))
-    query = _page_nodes(_node_rows_query(columns), limit, marker_id,
-                        hostname_pattern)
-    return [make(row) for row in context.session.connection().execute(query)]
-
-
-def _node_rows_query(node_columns):
-    """``node_columns`` then the columns of the node's live compute service.
-
-    The rows of :func:`_node_with_service_query`, joined another way: a
-    LEFT JOIN by service_id and one by host (for a node without a
-    service_id), keeping the nodes that found a service. Every database
-    then reads nodes in id order and looks each service up by an index, so
-    a page reads its own rows; the OR of the other join made SQLite and
-    MariaDB join and sort every node before cutting the page.
+    Selects ``node_columns`` then the service's ``service_columns`` (named
+    ``service_<column>``). A node belongs to the nova-compute service of
+    its service_id or, without one, of its host; nodes whose service is
+    gone are left out, as Nova skips them. It is two LEFT JOINs, one per
+    rule, keeping the nodes that found a service: every database then
+    reads nodes in id order and looks each service up by an index, so a
+    page reads its own rows (an OR in one join made SQLite and MariaDB
+    join and sort every node before cutting the page).
     """
     node = models.ComputeNode.__table__
     by_id = _SERVICES.alias('service_by_id')
@@ -530,10 +470,10 @@ def _node_rows_query(node_columns):
     ).outerjoin(by_host, sa.and_(
         node.c.service_id.is_(None), by_host.c.host == node.c.host,
         _is_live_compute(by_host)))
-    service_columns = [
+    service = [
         sa.func.coalesce(by_id.c[name], by_host.c[name]).label(
-            'service_' + name) for name in SERVICE_COLUMNS]
-    return (sa.select(*node_columns, *service_columns).select_from(joined)
+            'service_' + name) for name in service_columns]
+    return (sa.select(*node_columns, *service).select_from(joined)
             .where(node.c.deleted == 0,
                    sa.or_(by_id.c.id.is_not(None), by_host.c.id.is_not(None))))
 
@@ -543,18 +483,56 @@ def _is_live_compute(services):
                    services.c.binary == COMPUTE_BINARY)
 
 
+def _page_nodes(query, limit, marker_id, hostname_pattern):
+    """Nodes after ``marker_id`` in id order, at most ``limit``, by name.
+
+    ``hostname_pattern`` is a substring: SQL LIKE wildcards in it are
+    escaped, so ``_`` and ``%`` match only themselves.
+    """
+    node = models.ComputeNode.__table__
+    if marker_id is not None:
+        query = query.where(node.c.id > marker_id)
+    if hostname_pattern is not None:
+        query = query.where(node.c.hypervisor_hostname.contains(
+            hostname_pattern, autoescape=True))
+    query = query.order_by(node.c.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return query
+
+
 @context_manager.reader
-def compute_node_get_with_service(context, node_id=None, node_uuid=None):
-    query = _node_with_service_query()
-    if node_uuid is not None:
-        query = query.where(models.ComputeNode.uuid == node_uuid)
-    else:
-        query = query.where(models.ComputeNode.id == node_id)
-    row = context.session.execute(query).first()
+def compute_node_list_rows(context, limit=None, marker_id=None,
+                           hostname_pattern=None, summary=False,
+                           make=tuple):
+    """Nodes with their service, in id order, paged or matched by name.
+
+    Each row holds the values of :data:`NODE_COLUMNS` (or, for a summary,
+    its first :data:`NODE_SUMMARY_WIDTH`) then of :data:`SERVICE_COLUMNS`,
+    read with SQLAlchemy Core: no ORM objects, no per-row bookkeeping. One
+    query. ``make(row)`` builds each item as the row is read, so a large
+    listing never holds its rows and its items at once.
+    """
+    columns = list(models.ComputeNode.__table__.columns)
+    if summary:
+        columns = columns[:NODE_SUMMARY_WIDTH]
+    query = _page_nodes(_nodes_with_service(columns), limit, marker_id,
+                        hostname_pattern)
+    return [make(row) for row in context.session.connection().execute(query)]
+
+
+@context_manager.reader
+def compute_node_get_row(context, node_id=None, node_uuid=None, make=tuple):
+    """One node with its service, a row as compute_node_list_rows reads."""
+    node = models.ComputeNode.__table__
+    query = _nodes_with_service(list(node.columns)).where(
+        node.c.uuid == node_uuid if node_uuid is not None
+        else node.c.id == node_id)
+    row = context.session.connection().execute(query).first()
     if row is None:
         raise exception.ComputeNodeNotFound(
             id=node_uuid if node_uuid is not None else node_id)
-    return row
+    return make(row)
 
 
 @context_manager.reader
@@ -590,13 +568,15 @@ _STATISTICS_COLUMNS = (
 @context_manager.reader
 def compute_node_statistics(context):
     """Sums over nodes whose nova-compute service is enabled."""
-    node = models.ComputeNode
-    sums = [sa.func.coalesce(sa.func.sum(getattr(node, column)), 0)
+    node = models.ComputeNode.__table__
+    nodes = _nodes_with_service(
+        [node.c[column] for column in _STATISTICS_COLUMNS],
+        ('disabled',)).subquery()
+    sums = [sa.func.coalesce(sa.func.sum(nodes.c[column]), 0)
             for column in _STATISTICS_COLUMNS]
-    query = (_node_with_service_query()
-             .where(models.Service.disabled == sa.false())
-             .with_only_columns(sa.func.count(node.id), *sums))
-    row = context.session.execute(query).one()
+    query = sa.select(sa.func.count(), *sums).where(
+        nodes.c.service_disabled == sa.false())
+    row = context.session.connection().execute(query).one()
     return dict(zip(('count',) + _STATISTICS_COLUMNS,
                     (int(value) for value in row)))
 

@@ -1,4 +1,12 @@
-"""ComputeNode: the hypervisor a nova-compute service manages."""
+"""ComputeNode: the hypervisor a nova-compute service manages.
+
+Two forms, each for one purpose. :class:`ComputeNode`, a versioned object,
+is what the agent registers and updates. :class:`ComputeNodeRecord`, a
+read-only named tuple with the node's service, is what the API's views
+render, whether of one node or ten thousand: all of them come from one
+join of nodes and services (``db.api.compute_node_list_rows`` and
+``compute_node_get_row``).
+"""
 
 import collections
 
@@ -9,7 +17,6 @@ from oslo_versionedobjects import fields
 from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
 from nova_forcedown.objects import base
-from nova_forcedown.objects import service as service_obj
 
 _COLUMNS = (
     'id', 'uuid', 'service_id', 'host', 'hypervisor_hostname',
@@ -22,7 +29,8 @@ _COLUMNS = (
 @base.ObjectRegistry.register
 class ComputeNode(base.NovaForcedownObject):
     # Version 1.0: Initial version; service is loaded with the node, by join
-    VERSION = '1.0'
+    # Version 2.0: service removed: views read a ComputeNodeRecord instead
+    VERSION = '2.0'
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -49,36 +57,29 @@ class ComputeNode(base.NovaForcedownObject):
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
         'deleted_at': fields.DateTimeField(nullable=True),
-        'service': fields.ObjectField('Service', nullable=True),
     }
 
     @staticmethod
-    def _from_db_object(context, node, db_node, db_service=None):
+    def _from_db_object(context, node, db_node):
         for field in _COLUMNS:
             setattr(node, field, getattr(db_node, field))
         node.stats = jsonutils.loads(db_node.stats) if db_node.stats else {}
-        node.service = (service_obj.Service._from_db_object(
-            context, service_obj.Service(), db_service)
-            if db_service is not None else None)
         node._context = context
         node.obj_reset_changes()
         return node
 
-    @classmethod
-    def _from_row(cls, context, row):
-        db_node, db_service = row
-        return cls._from_db_object(context, cls(), db_node, db_service)
+    @staticmethod
+    def get_record(context, node_id):
+        """The :class:`ComputeNodeRecord` of a node with its compute service.
 
-    @classmethod
-    def get_with_service(cls, context, node_id):
-        """A node and its compute service, by integer id or UUID string."""
+        ``node_id`` is an integer id or a UUID string; ComputeNodeNotFound
+        when there is no such node or its service is gone.
+        """
         if uuidutils.is_uuid_like(node_id):
-            row = db_api.compute_node_get_with_service(context,
-                                                       node_uuid=node_id)
-        else:
-            row = db_api.compute_node_get_with_service(context,
-                                                       node_id=node_id)
-        return cls._from_row(context, row)
+            return db_api.compute_node_get_row(
+                context, node_uuid=node_id, make=ComputeNodeRecord.from_row)
+        return db_api.compute_node_get_row(
+            context, node_id=node_id, make=ComputeNodeRecord.from_row)
 
     def create(self):
         values = self._db_values(self.obj_get_changes())
@@ -97,7 +98,6 @@ class ComputeNode(base.NovaForcedownObject):
 
     @staticmethod
     def _db_values(changes):
-        changes.pop('service', None)
         if 'stats' in changes:
             changes['stats'] = jsonutils.dumps(changes['stats'] or {})
         if changes.get('host_ip') is not None:
@@ -115,40 +115,21 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
     }
 
     @classmethod
-    def get_all_with_service(cls, context, limit=None, marker=None,
-                             hostname_pattern=None):
-        """Nodes with their compute service, in one query.
-
-        ``marker`` is the id (integer or UUID) of the last node of the
-        previous page; an unknown marker raises MarkerNotFound.
-        """
-        marker_id = cls._marker_id(context, marker)
-        rows = db_api.compute_node_get_all_with_service(
-            context, limit=limit, marker_id=marker_id,
-            hostname_pattern=hostname_pattern)
-        nodes = cls(objects=[ComputeNode._from_row(context, row)
-                             for row in rows])
-        nodes._context = context
-        nodes.obj_reset_changes()
-        return nodes
-
-    @classmethod
     def get_records_with_service(cls, context, limit=None, marker=None,
                                  hostname_pattern=None, summary=False):
-        """What get_all_with_service returns, as read-only records.
+        """Nodes with their compute service, as :class:`ComputeNodeRecord`.
 
-        For listings: the same nodes in the same order from the same one
-        query, but each a :class:`ComputeNodeRecord` built straight from
-        its row, not a versioned object whose every field is coerced. A
-        ``summary`` reads only the fields of a summary view
-        (:class:`ComputeNodeSummary`).
+        In id order, from one query; ``marker`` is the id (integer or
+        UUID) of the last node of the previous page, and an unknown marker
+        raises MarkerNotFound. A ``summary`` reads only the fields of a
+        summary view; the others are None.
         """
         marker_id = cls._marker_id(context, marker)
-        record = ComputeNodeSummary if summary else ComputeNodeRecord
+        make = (ComputeNodeRecord.from_summary_row if summary
+                else ComputeNodeRecord.from_row)
         return db_api.compute_node_list_rows(
             context, limit=limit, marker_id=marker_id,
-            hostname_pattern=hostname_pattern, summary=summary,
-            make=record.from_row)
+            hostname_pattern=hostname_pattern, summary=summary, make=make)
 
     @staticmethod
     def _marker_id(context, marker):
@@ -180,20 +161,22 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
         return db_api.compute_node_statistics(context)
 
 
-# Listing records: named tuples of the columns, so a field is read at C
-# speed. The node's ``stats`` column is kept as text and parsed on demand.
+# Records: named tuples of the columns, so a field is read at C speed and
+# no field is coerced; the views of thousands of nodes notice both. The
+# node's ``stats`` column is kept as text and parsed on demand.
 ServiceRecord = db_api.ServiceRow
 _NODE_RECORD_FIELDS = tuple('stats_text' if column == 'stats' else column
                             for column in db_api.NODE_COLUMNS)
+_NOT_IN_SUMMARY = (None,) * (len(_NODE_RECORD_FIELDS) -
+                             db_api.NODE_SUMMARY_WIDTH)
 
 
 class ComputeNodeRecord(collections.namedtuple(
         'ComputeNodeRecord', _NODE_RECORD_FIELDS + ('service',))):
-    """A compute node of a listing, read-only, with its service.
+    """A compute node as the views read it, read-only, with its service.
 
-    Reads as a ComputeNode does (its fields, ``service`` with the Service
-    fields, ``stats`` a dict) without copying values into a versioned
-    object and coercing each one: the listings build thousands.
+    Its fields are the ComputeNode fields, ``stats`` a dict; ``service``
+    has the Service fields.
     """
 
     __slots__ = ()
@@ -202,17 +185,11 @@ class ComputeNodeRecord(collections.namedtuple(
     def from_row(cls, row, _width=len(_NODE_RECORD_FIELDS)):
         return cls(*row[:_width], ServiceRecord(*row[_width:]))
 
+    @classmethod
+    def from_summary_row(cls, row, _width=db_api.NODE_SUMMARY_WIDTH):
+        return cls(*row[:_width], *_NOT_IN_SUMMARY,
+                   ServiceRecord(*row[_width:]))
+
     @property
     def stats(self):
         return jsonutils.loads(self.stats_text) if self.stats_text else {}
-
-
-class ComputeNodeSummary(collections.namedtuple(
-        'ComputeNodeSummary', db_api.NODE_SUMMARY_COLUMNS + ('service',))):
-    """The fields of a node that a summary view and its links read."""
-
-    __slots__ = ()
-
-    @classmethod
-    def from_row(cls, row, _width=len(db_api.NODE_SUMMARY_COLUMNS)):
-        return cls(*row[:_width], ServiceRecord(*row[_width:]))

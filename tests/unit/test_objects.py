@@ -14,7 +14,7 @@ objects.register_all()
 # VERSION, add a line to its version-history comment, teach
 # obj_make_compatible to serve the previous version, then update the hash.
 OBJECT_HASHES = {
-    'ComputeNode': '1.0-784cdc5eff5027d1b467ff8ce535a5ee',
+    'ComputeNode': '2.0-509d5473a8c7128c9e27ff58ffcddde8',
     'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Instance': '1.0-b71e7e9126ba1472eb78c63691771dcb',
     'InstanceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',

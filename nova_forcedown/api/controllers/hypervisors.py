@@ -219,6 +219,6 @@ def _node(req, node_id):
         if lookup is None:
             raise not_found
     try:
-        return node_obj.ComputeNode.get_with_service(req.context, lookup)
+        return node_obj.ComputeNode.get_record(req.context, lookup)
     except exception.ComputeNodeNotFound:
         raise not_found

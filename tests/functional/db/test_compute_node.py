@@ -44,13 +44,13 @@ class ListWithServiceTestsMixin(_NodesMixin):
 
     def _listed_with_statements(self, **kwargs):
         with nf_fixtures.recorded_statements(self.engine) as statements:
-            nodes = ComputeNodeList.get_all_with_service(self.context,
-                                                         **kwargs)
+            nodes = ComputeNodeList.get_records_with_service(
+                self.context, **kwargs)
         return nodes, statements
 
     def test_each_node_comes_with_its_service(self):
         self._add_hosts(2)
-        nodes = ComputeNodeList.get_all_with_service(self.context)
+        nodes = ComputeNodeList.get_records_with_service(self.context)
         self.assertEqual(['node1', 'node2'], _hostnames(nodes))
         self.assertEqual(['compute1', 'compute2'],
                          [node.service.host for node in nodes])
@@ -75,7 +75,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
                                     orphaned.service_id)
         self._add_nodes_of_no_compute()
 
-        nodes = ComputeNodeList.get_all_with_service(self.context)
+        nodes = ComputeNodeList.get_records_with_service(self.context)
 
         self.assertEqual([kept.hypervisor_hostname], _hostnames(nodes))
 
@@ -83,7 +83,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
         service = nf_fixtures.create_service(self.context, host='legacy')
         nf_fixtures.create_compute_node(self.context, None, host='legacy',
                                         hostname='legacy-node')
-        nodes = ComputeNodeList.get_all_with_service(self.context)
+        nodes = ComputeNodeList.get_records_with_service(self.context)
         self.assertEqual(['legacy-node'], _hostnames(nodes))
         self.assertEqual(service.id, nodes[0].service.id)
 
@@ -91,7 +91,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
         gone, kept = self._add_hosts(2)
         nf_fixtures.soft_delete_row(self.engine, models.ComputeNode, gone.id)
         self.assertEqual(['node2'], _hostnames(
-            ComputeNodeList.get_all_with_service(self.context)))
+            ComputeNodeList.get_records_with_service(self.context)))
 
 
 class PagingTestsMixin(_NodesMixin):
@@ -101,8 +101,8 @@ class PagingTestsMixin(_NodesMixin):
         self.nodes = self._add_hosts(5)
 
     def _page(self, **kwargs):
-        return _hostnames(ComputeNodeList.get_all_with_service(self.context,
-                                                               **kwargs))
+        return _hostnames(ComputeNodeList.get_records_with_service(
+            self.context, **kwargs))
 
     def test_limit_gives_the_first_nodes(self):
         self.assertEqual(['node1', 'node2'], self._page(limit=2))
@@ -125,7 +125,7 @@ class PagingTestsMixin(_NodesMixin):
     def test_pages_cover_every_node_once(self):
         seen, marker = [], None
         while True:
-            page = ComputeNodeList.get_all_with_service(
+            page = ComputeNodeList.get_records_with_service(
                 self.context, limit=2, marker=marker)
             if not page:
                 break
@@ -155,7 +155,7 @@ class HostnamePatternTestsMixin(_NodesMixin):
                                             hostname=hostname)
 
     def _matching(self, pattern):
-        return _hostnames(ComputeNodeList.get_all_with_service(
+        return _hostnames(ComputeNodeList.get_records_with_service(
             self.context, hostname_pattern=pattern))
 
     def test_pattern_is_a_substring(self):
@@ -174,38 +174,38 @@ class HostnamePatternTestsMixin(_NodesMixin):
         self.assertEqual([], self._matching('missing'))
 
 
-class GetWithServiceTestsMixin(_NodesMixin):
+class GetRecordTestsMixin(_NodesMixin):
 
     def setUp(self):
         super().setUp()
         self.node, self.other = self._add_hosts(2)
 
     def test_by_integer_id(self):
-        node = ComputeNode.get_with_service(self.context, self.node.id)
+        node = ComputeNode.get_record(self.context, self.node.id)
         self.assertEqual('node1', node.hypervisor_hostname)
         self.assertEqual('compute1', node.service.host)
 
     def test_by_uuid(self):
-        node = ComputeNode.get_with_service(self.context, self.other.uuid)
+        node = ComputeNode.get_record(self.context, self.other.uuid)
         self.assertEqual(self.other.id, node.id)
         self.assertEqual('compute2', node.service.host)
 
     def test_unknown_id_or_uuid_raises_not_found(self):
         for node_id in (424242, UNKNOWN_UUID):
             self.assertRaises(exception.ComputeNodeNotFound,
-                              ComputeNode.get_with_service, self.context,
+                              ComputeNode.get_record, self.context,
                               node_id)
 
     def test_node_whose_service_is_gone_is_not_found(self):
         nf_fixtures.soft_delete_row(self.engine, models.Service,
                                     self.node.service_id)
         self.assertRaises(exception.ComputeNodeNotFound,
-                          ComputeNode.get_with_service, self.context,
+                          ComputeNode.get_record, self.context,
                           self.node.id)
 
     def test_one_statement(self):
         with nf_fixtures.recorded_statements(self.engine) as statements:
-            ComputeNode.get_with_service(self.context, self.node.uuid)
+            ComputeNode.get_record(self.context, self.node.uuid)
         self.assertEqual(1, len(statements), statements)
 
 
@@ -216,8 +216,8 @@ class StatisticsTestsMixin(_NodesMixin):
         for node in (first, second):
             node.running_vms = 3
             node.save()
-        service = ComputeNode.get_with_service(self.context,
-                                               disabled.id).service
+        service = service_obj.Service.get_by_id(self.context,
+                                                disabled.service_id)
         service.disabled = True
         service.save()
 
@@ -233,7 +233,8 @@ class StatisticsTestsMixin(_NodesMixin):
 
     def test_forced_down_computes_still_count(self):
         node, = self._add_hosts(1)
-        service = ComputeNode.get_with_service(self.context, node.id).service
+        service = service_obj.Service.get_by_id(self.context,
+                                                node.service_id)
         service.forced_down = True
         service.save()
         self.assertEqual(1, ComputeNodeList.statistics(self.context)['count'])
@@ -251,7 +252,7 @@ class StatisticsTestsMixin(_NodesMixin):
 
 
 class RecordsTestsMixin(_NodesMixin):
-    """Listing records: the nodes, services and values of the objects."""
+    """Summary records agree with full ones on what a summary shows."""
 
     def setUp(self):
         super().setUp()
@@ -278,17 +279,24 @@ class RecordsTestsMixin(_NodesMixin):
                  timeutils.normalize_time(node.service.last_seen_up))
                 for node in nodes]
 
-    def test_records_match_the_objects(self):
+    def test_summary_records_show_what_full_records_show(self):
         for kwargs in ({}, {'limit': 2},
                        {'limit': 2, 'marker': self.fenced.id},
                        {'hostname_pattern': 'node'}):
-            for summary in (False, True):
-                with self.subTest(summary=summary, **kwargs):
-                    self.assertEqual(
-                        self._seen(ComputeNodeList.get_all_with_service(
-                            self.context, **kwargs)),
-                        self._seen(ComputeNodeList.get_records_with_service(
-                            self.context, summary=summary, **kwargs)))
+            with self.subTest(**kwargs):
+                full = ComputeNodeList.get_records_with_service(
+                    self.context, **kwargs)
+                summary = ComputeNodeList.get_records_with_service(
+                    self.context, summary=True, **kwargs)
+                self.assertEqual(self._seen(full), self._seen(summary))
+                self.assertEqual([node.uuid for node in full],
+                                 [node.uuid for node in summary])
+                self.assertEqual({None}, {node.vcpus for node in summary})
+
+    def test_a_node_reads_as_in_a_listing(self):
+        listed = ComputeNodeList.get_records_with_service(self.context)[-1]
+        self.assertEqual(listed, ComputeNode.get_record(self.context,
+                                                        listed.uuid))
 
     def test_legacy_node_and_forced_down_service_are_listed(self):
         records = ComputeNodeList.get_records_with_service(self.context)
@@ -300,6 +308,6 @@ class RecordsTestsMixin(_NodesMixin):
 
 
 for _mixin in (ListWithServiceTestsMixin, PagingTestsMixin,
-               HostnamePatternTestsMixin, GetWithServiceTestsMixin,
+               HostnamePatternTestsMixin, GetRecordTestsMixin,
                StatisticsTestsMixin, RecordsTestsMixin):
     nf_fixtures.backend_test_cases(_mixin, globals())
