@@ -4,6 +4,8 @@ A listing renders every service with one :class:`Services`, which reads
 the microversion and the zone options once, not once per service.
 """
 
+from nova_forcedown.api import microversion
+
 COMPUTE_TOPIC = 'compute'
 
 
@@ -42,8 +44,8 @@ class Services:
     """The service view of one request."""
 
     def __init__(self, version, conf):
-        self.uuid_ids = version.matches('2.53')
-        self.forced_down = version.matches('2.11')
+        self.uuid_ids = version.matches(microversion.V2_53)
+        self.forced_down = version.matches(microversion.V2_11)
         self.default_zone = conf.default_availability_zone
         self.internal_zone = conf.internal_service_availability_zone
 
