@@ -30,35 +30,16 @@ VERSIONS = [
     '2.104',  # Nova's maximum; nothing in these resources changed since.
 ]
 
-_VERSION_RE = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')
+# The table parsed once, a name per version: handlers and views ask
+# ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
+V2_1, V2_11, V2_28, V2_33, V2_53, V2_75, V2_88, V2_104 = (
+    microversion_parse.parse_version_string(text) for text in VERSIONS)
+MIN_VERSION = V2_1
+MAX_VERSION = V2_104
 
-
-class Version(tuple):
-    """A (major, minor) microversion that compares as a tuple."""
-
-    def __new__(cls, major, minor):
-        return super().__new__(cls, (major, minor))
-
-    @classmethod
-    def parse(cls, text):
-        """Parse 'X.Y'; raise ValueError for anything else."""
-        match = _VERSION_RE.match(text)
-        if not match:
-            raise ValueError(text)
-        return cls(int(match.group(1)), int(match.group(2)))
-
-    def __str__(self):
-        return '%d.%d' % self
-
-    def matches(self, min_version, max_version=None):
-        """Whether min_version <= self <= max_version (strings 'X.Y')."""
-        if self < Version.parse(min_version):
-            return False
-        return max_version is None or self <= Version.parse(max_version)
-
-
-MIN_VERSION = Version.parse(VERSIONS[0])
-MAX_VERSION = Version.parse(VERSIONS[-1])
+# Nova's format. microversion_parse.parse_version_string alone would also
+# take '2.01', '02.1', ' 2.1' or '-2.1', which Nova refuses with a 400.
+_VERSION_FORMAT = re.compile(r'([1-9]\d*)\.([1-9]\d*|0)')
 
 
 class InvalidVersion(ValueError):
@@ -73,28 +54,42 @@ class UnsupportedVersion(ValueError):
         self.version = version
 
 
-def requested_text(headers):
-    """The version text a request asks for, or None."""
-    return microversion_parse.get_version(
-        headers, service_type=SERVICE_TYPE, legacy_headers=[LEGACY_HEADER])
-
-
 def from_headers(headers):
-    """The microversion a request asks for; the minimum when it asks none."""
-    text = requested_text(headers)
+    """The microversion a request asks for; the minimum when it asks none.
+
+    Parse it once per request: the result knows the API's range, so
+    ``version.matches(V2_53)`` means "2.53 or later".
+    """
+    text = microversion_parse.get_version(
+        headers, service_type=SERVICE_TYPE, legacy_headers=[LEGACY_HEADER])
+    version = _parse(text)
+    if not version.matches(MIN_VERSION, MAX_VERSION):
+        raise UnsupportedVersion(version)
+    return _within_api_range(version)
+
+
+def _parse(text):
     if text is None:
         return MIN_VERSION
     if text == 'latest':
         return MAX_VERSION
-    try:
-        version = Version.parse(text)
-    except ValueError:
+    if not _VERSION_FORMAT.fullmatch(text):
         raise InvalidVersion(
             'API Version String %s is of invalid format. Must be of format '
             'MajorNum.MinorNum.' % text)
-    if not MIN_VERSION <= version <= MAX_VERSION:
-        raise UnsupportedVersion(version)
-    return version
+    return microversion_parse.parse_version_string(text)
+
+
+def _within_api_range(version):
+    """A copy of version whose matches() bounds default to MIN and MAX."""
+    bounded = microversion_parse.Version(*version)
+    bounded.min_version = MIN_VERSION
+    bounded.max_version = MAX_VERSION
+    return bounded
+
+
+# /v2 is 2.1 whatever the version headers say.
+LEGACY_V2_VERSION = _within_api_range(MIN_VERSION)
 
 
 def response_headers(version):
@@ -110,12 +105,12 @@ def response_headers(version):
 NOT_FOUND = 'The resource could not be found.'
 
 
-def available(min_version, max_version=None):
-    """Serve a handler only within [min_version, max_version]; else 404."""
+def removed_in(version):
+    """Serve a handler below ``version`` only; from it on, answer 404."""
     def decorator(handler):
         @functools.wraps(handler)
         def wrapper(req):
-            if not req.version.matches(min_version, max_version):
+            if req.version.matches(version):
                 raise webob.exc.HTTPNotFound(explanation=NOT_FOUND)
             return handler(req)
         return wrapper

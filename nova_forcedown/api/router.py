@@ -78,7 +78,8 @@ class APIRouter:
     def __call__(self, req):
         req.environ[api_request.ENV_APP] = self.state
         if self.state.legacy_v2:
-            req.environ[api_request.ENV_VERSION] = microversion.MIN_VERSION
+            req.environ[api_request.ENV_VERSION] = (
+                microversion.LEGACY_V2_VERSION)
             return self._dispatch(req)
         try:
             version = microversion.from_headers(req.headers)

@@ -42,7 +42,8 @@ def list_hypervisors_detail(req):
 
 
 def show_hypervisor(req):
-    schema = (schemas.SHOW_QUERY_V253 if req.version.matches('2.53')
+    schema = (schemas.SHOW_QUERY_V253
+              if req.version.matches(microversion.V2_53)
               else schemas.SHOW_QUERY)
     params = validation.query(req, schema)
     req.context.can(policies.SHOW)
@@ -51,18 +52,18 @@ def show_hypervisor(req):
                         _with_status(req))
     if _with_servers(params):
         _add_servers(req, [node], [view],
-                     omit_empty=not req.version.matches('2.75'))
+                     omit_empty=not req.version.matches(microversion.V2_75))
     return api_request.json_response({'hypervisor': view})
 
 
-@microversion.available('2.1', '2.87')
+@microversion.removed_in(microversion.V2_88)
 def hypervisor_statistics(req):
     req.context.can(policies.STATISTICS)
     sums = node_obj.ComputeNodeList.statistics(req.context)
     return api_request.json_response(views.statistics(sums))
 
 
-@microversion.available('2.1', '2.87')
+@microversion.removed_in(microversion.V2_88)
 def hypervisor_uptime(req):
     req.context.can(policies.UPTIME)
     node = _node(req, req.urlvars['id'])
@@ -77,14 +78,14 @@ def hypervisor_uptime(req):
         node, is_up, req.version, _with_status(req), uptime)})
 
 
-@microversion.available('2.1', '2.52')
+@microversion.removed_in(microversion.V2_53)
 def search_hypervisors(req):
     req.context.can(policies.SEARCH)
     nodes = _matching(req, req.urlvars['id'])
     return _respond(req, nodes, views.Hypervisors.summary, 'hypervisors')
 
 
-@microversion.available('2.1', '2.52')
+@microversion.removed_in(microversion.V2_53)
 def hypervisor_servers(req):
     req.context.can(policies.SERVERS)
     nodes = _matching(req, req.urlvars['id'])
@@ -119,7 +120,7 @@ def _listing(req, params, view, key):
             raise webob.exc.HTTPBadRequest(explanation=PATTERN_WITH_PAGING)
         nodes = _matching(req, pattern, summary)
         return _respond(req, nodes, view, key, params)
-    if not req.version.matches('2.33'):
+    if not req.version.matches(microversion.V2_33):
         nodes = node_obj.ComputeNodeList.get_records_with_service(
             req.context, summary=summary)
         return _respond(req, nodes, view, key, params)
@@ -131,9 +132,9 @@ def _listing(req, params, view, key):
 
 
 def _index_schema(version):
-    if version.matches('2.53'):
+    if version.matches(microversion.V2_53):
         return schemas.INDEX_QUERY_V253
-    if version.matches('2.33'):
+    if version.matches(microversion.V2_33):
         return schemas.INDEX_QUERY_V233
     return schemas.INDEX_QUERY
 
@@ -158,7 +159,7 @@ def _respond(req, nodes, view, key, params=None, links=None):
         return api_request.listing_response(key, nodes, render, extra)
     items = [render(node) for node in nodes]
     _add_servers(req, nodes, items,
-                 omit_empty=not req.version.matches('2.75'))
+                 omit_empty=not req.version.matches(microversion.V2_75))
     return api_request.json_response(dict({key: items}, **(extra or {})))
 
 
@@ -166,7 +167,8 @@ def _next_links(req, nodes, limit, params):
     if not limit or len(nodes) != limit:
         return None
     query = {name: values[-1] for name, values in params.items()}
-    query['marker'] = (nodes[-1].uuid if req.version.matches('2.53')
+    query['marker'] = (nodes[-1].uuid
+                       if req.version.matches(microversion.V2_53)
                        else nodes[-1].id)
     href = '%s%s?%s' % (req.link_base(), req.path_info,
                         urllib.parse.urlencode(sorted(query.items())))
@@ -209,7 +211,7 @@ def _add_servers(req, nodes, items, omit_empty=False):
 def _node(req, node_id):
     """The node ``node_id`` with its service; id rules by microversion."""
     not_found = exception.ComputeNodeNotFound(id=node_id)
-    if req.version.matches('2.53'):
+    if req.version.matches(microversion.V2_53):
         if not uuidutils.is_uuid_like(node_id):
             raise webob.exc.HTTPBadRequest(
                 explanation='Invalid uuid %s' % node_id)

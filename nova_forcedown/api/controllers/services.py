@@ -3,6 +3,7 @@
 from oslo_utils import uuidutils
 import webob.exc
 
+from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import services as schemas
 from nova_forcedown.api import validation
@@ -14,7 +15,8 @@ from nova_forcedown.servicegroup import status as service_status
 
 
 def list_services(req):
-    schema = (schemas.INDEX_QUERY_V275 if req.version.matches('2.75')
+    schema = (schemas.INDEX_QUERY_V275
+              if req.version.matches(microversion.V2_75)
               else schemas.INDEX_QUERY)
     params = validation.query(req, schema)
     req.context.can(policies.LIST)
@@ -32,7 +34,7 @@ def list_services(req):
 
 def update_service(req):
     """PUT /os-services/{id}: an action name before 2.53, a UUID after."""
-    if req.version.matches('2.53'):
+    if req.version.matches(microversion.V2_53):
         return _update_by_uuid(req)
     return _update_by_action(req)
 
@@ -53,13 +55,14 @@ ROUTES = {
 # -------------------------------------------- 2.1 - 2.52: host and binary
 
 def _update_by_action(req):
-    schema = (schemas.UPDATE_BY_ACTION_V211 if req.version.matches('2.11')
+    schema = (schemas.UPDATE_BY_ACTION_V211
+              if req.version.matches(microversion.V2_11)
               else schemas.UPDATE_BY_ACTION)
     body = validation.body(req, schema)
     req.context.can(policies.UPDATE)
     actions = {'enable': _enable, 'disable': _disable,
                'disable-log-reason': _disable_log_reason}
-    if req.version.matches('2.11'):
+    if req.version.matches(microversion.V2_11):
         actions['force-down'] = _force_down
     action = actions.get(req.urlvars['id'])
     if action is None:
@@ -166,7 +169,7 @@ def _require_uuid(value):
 
 def _service_to_delete(req, service_id):
     try:
-        if req.version.matches('2.53'):
+        if req.version.matches(microversion.V2_53):
             _require_uuid(service_id)
             return service_obj.Service.get_by_uuid(req.context, service_id)
         if not service_id.isascii() or not service_id.isdigit():

@@ -9,6 +9,7 @@ decided once, not once per node.
 
 from oslo_serialization import jsonutils
 
+from nova_forcedown.api import microversion
 from nova_forcedown.servicegroup import status as service_status
 
 _RESOURCE_FIELDS = (
@@ -21,11 +22,11 @@ class Hypervisors:
     """The views of one request: ``summary`` and ``detail`` of a node."""
 
     def __init__(self, version, with_status):
-        self.uuid_ids = version.matches('2.53')       # UUIDs for ids
-        self.cpu_info_object = version.matches('2.28')
-        self.slim = version.matches('2.88')           # uptime, no resources
+        self.uuid_ids = version.matches(microversion.V2_53)  # UUIDs for ids
+        self.cpu_info_object = version.matches(microversion.V2_28)
+        self.slim = version.matches(microversion.V2_88)  # uptime, no resources
         self.with_status = with_status
-        self._cpu_info = {}                           # text -> object
+        self._cpu_info = {}                                  # text -> object
 
     def summary(self, node, is_up):
         view = {'id': node.uuid if self.uuid_ids else node.id,

@@ -5,6 +5,7 @@ the microversion and the zone options once, not once per service. What a
 service's state, status and zone are is the servicegroup's rule.
 """
 
+from nova_forcedown.api import microversion
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.servicegroup import status as service_status
 from nova_forcedown.servicegroup import zones
@@ -14,8 +15,8 @@ class Services:
     """The service view of one request."""
 
     def __init__(self, version, conf):
-        self.uuid_ids = version.matches('2.53')
-        self.forced_down = version.matches('2.11')
+        self.uuid_ids = version.matches(microversion.V2_53)
+        self.forced_down = version.matches(microversion.V2_11)
         self.zones = zones.ServiceZones(conf)
 
     def service(self, service, is_up):
