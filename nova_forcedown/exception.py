@@ -1,7 +1,9 @@
 """Domain errors: a message template and its keyword arguments, no HTTP.
 
-The API maps these classes to status codes in one place
-(:mod:`nova_forcedown.api.fault`).
+Each error a request can meet derives from one of the categories below
+(NotFound, Invalid, Conflict, Forbidden, DatabaseUnavailable); the API maps
+the categories to status codes in one table, ``api.fault.STATUS_OF``. The
+rest stop a process at start-up (DatabaseNotMigrated).
 """
 
 
@@ -63,14 +65,6 @@ class HostNotFound(NotFound):
     msg_fmt = "Host '%(host)s' is not mapped to any cell"
 
 
-class ComputeHostNotFound(NotFound):
-    msg_fmt = 'Compute host %(host)s could not be found.'
-
-
-class ComputeHostNotFoundByName(NotFound):
-    msg_fmt = 'Compute host %(host)s could not be found.'
-
-
 class ComputeNodeNotFound(NotFound):
     msg_fmt = "Hypervisor with ID '%(id)s' could not be found."
 
@@ -109,7 +103,3 @@ class DatabaseUnavailable(NovaForcedownException):
 class DatabaseNotMigrated(NovaForcedownException):
     msg_fmt = ('The database at %(url)s is not migrated to the current '
                'schema (%(reason)s): run nova-forcedown-manage db sync.')
-
-
-class ObjectActionError(NovaForcedownException):
-    msg_fmt = 'Object action %(action)s failed because: %(reason)s'

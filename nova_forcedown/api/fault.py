@@ -31,10 +31,10 @@ FAULT_NAMES = {
     503: 'serviceUnavailable',
 }
 
-# Domain error class -> HTTP status; the first matching class wins.
-_STATUS_OF = (
-    (exception.PolicyNotAuthorized, 403),
-    (exception.MarkerNotFound, 400),
+# Domain error category -> HTTP status: every error a request can meet
+# derives from one of them (see nova_forcedown.exception).
+STATUS_OF = (
+    (exception.Forbidden, 403),
     (exception.NotFound, 404),
     (exception.Conflict, 409),
     (exception.Invalid, 400),
@@ -96,7 +96,7 @@ def from_http_exception(exc):
 
 
 def from_domain_exception(exc):
-    for cls, status in _STATUS_OF:
+    for cls, status in STATUS_OF:
         if isinstance(exc, cls):
             if status < 500:
                 return client_error(status, str(exc))
