@@ -22,7 +22,6 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown.api import deploy
-from nova_forcedown.api import statement_count
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
@@ -126,7 +125,8 @@ class Server(gunicorn_base.BaseApplication):
         return self.application
 
 
-def _gunicorn_options(conf, host, port):
+def gunicorn_options(conf, host, port):
+    """gunicorn's settings to serve on ``host``:``port`` as ``conf`` says."""
     return {
         'bind': '[%s]:%s' % (host, port) if ':' in host else
                 '%s:%s' % (host, port),
@@ -168,8 +168,6 @@ def main(argv=None):
         _check_bind(host, port)
         prepare_database(conf)
         app = deploy.load_app(conf)
-        if statement_count.enabled(os.environ):
-            app = statement_count.StatementCounter(app, db_api.get_engine())
     except cfg.Error as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 2
@@ -182,7 +180,7 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     print(_banner(conf, server_args.dev, host, port), flush=True)
-    Server(app, _gunicorn_options(conf, host, port)).run()
+    Server(app, gunicorn_options(conf, host, port)).run()
     return 0
 
 

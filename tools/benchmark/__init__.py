@@ -14,8 +14,11 @@ The modules, in the order a run uses them:
 
 * ``seeding``: the database of each host count (``Database``) and its rows
   (``seed``: computes with nodes, some disabled, down or forced down);
-* ``server``: the API under test on a free port, counting the SQL
-  statements of each request, and its memory (``RssSampler``);
+* ``server``: the API under test on a free port, and its memory
+  (``RssSampler``); the process it starts is ``counting_api``, the
+  product's gunicorn server with ``statements.CountingMiddleware`` around
+  the application, so that each response says how many SQL statements
+  its request ran;
 * ``clients``: keep-alive HTTP clients (``Client``), a request timed
   (``timed_request``), 8 clients at once (``concurrently``);
 * ``latencies``: timing loops and the figures of a set of latencies;

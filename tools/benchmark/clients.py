@@ -5,7 +5,8 @@ import http.client
 import json
 import time
 
-STATEMENTS_HEADER = 'X-Nova-Forcedown-SQL-Statements'
+from tools.benchmark import statements as sql_statements
+
 # noauth2: user admin of project "openstack" (hex), an admin.
 TOKEN = 'admin:6f70656e737461636b'
 # Concurrent clients of the "8 clients" runs.
@@ -41,7 +42,7 @@ class Client:
                 self.connection.close()
                 if attempt == 2:
                     raise
-        statements = response.getheader(STATEMENTS_HEADER)
+        statements = response.getheader(sql_statements.HEADER)
         return (response.status,
                 int(statements) if statements is not None else None,
                 payload)

@@ -1,5 +1,10 @@
-"""The API under test, on a loopback port, and its memory."""
+"""The API under test, on a loopback port, and its memory.
 
+The server is counting_api: nova-forcedown-api's gunicorn server, workers
+and settings, with the SQL statements of each request counted.
+"""
+
+import http.client
 import os
 import signal
 import socket
@@ -12,7 +17,9 @@ import psutil
 
 from tools.benchmark import clients
 
-COUNT_SQL_ENV = 'NOVA_FORCEDOWN_COUNT_SQL'
+# The directory that holds tools/, from which ``python -m`` finds it.
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 
 def free_port():
@@ -22,7 +29,7 @@ def free_port():
 
 
 class Server:
-    """The real nova-forcedown-api console script, on a loopback port."""
+    """The API server, counting SQL statements, on a loopback port."""
 
     def __init__(self, database, workers, threads):
         self.port = free_port()
@@ -42,26 +49,29 @@ class Server:
         self.process = None
 
     def start(self):
-        script = os.path.join(os.path.dirname(sys.executable),
-                              'nova-forcedown-api')
         self._log = open(self.log_path, 'wb')
-        env = dict(os.environ, **{COUNT_SQL_ENV: '1'})
         self.process = subprocess.Popen(
-            [script, '--config-file', self.config], stdout=self._log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+            [sys.executable, '-m', 'tools.benchmark.counting_api',
+             '--config-file', self.config], cwd=CHECKOUT, stdout=self._log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError('the API exited with %s:\n%s' % (
                     self.process.returncode, self.log()))
-            try:
-                status, _, _ = clients.Client(self.port).request('GET', '/')
-                if status == 200 and len(self.processes()) > 1:
-                    return
-            except OSError:
-                pass
+            if self._answers() and len(self.processes()) > 1:
+                return
             time.sleep(0.2)
         raise RuntimeError('the API did not answer:\n' + self.log())
+
+    def _answers(self):
+        client = clients.Client(self.port)
+        try:
+            return client.request('GET', '/')[0] == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            client.close()
 
     def processes(self):
         try:
