@@ -6,9 +6,9 @@ oslo.service's eventlet back end, and eventlet warns at import that it is
 deprecated (and, when DeprecationWarnings are shown, at every fork).
 Nothing in this project runs on eventlet, so neither warning is anything a
 user can act on. Every entry point imports this package first: the console
-scripts, ``python -m nova_forcedown.cmd.*``, the WSGI application and
-tools/benchmark.py. Only these two messages are filtered; other warnings,
-eventlet-related or not, show as usual.
+scripts, ``python -m nova_forcedown.cmd.*``, the WSGI application and the
+benchmark (``python -m tools.benchmark``). Only these two messages are
+filtered; other warnings, eventlet-related or not, show as usual.
 """
 
 import warnings

@@ -24,6 +24,7 @@ from nova_forcedown import objects
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
+from tools.benchmark import statements as sql_statements
 
 objects.register_all()
 
@@ -146,36 +147,19 @@ def backend_test_cases(test_mixin, module_globals,
         module_globals[name] = cls
 
 
-_TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT',
-                        'RELEASE')
-
-
-def count_statements(engine):
-    """Fixture-free counter of SQL statements run on ``engine``.
-
-    Returns a list that grows by one per statement and the listener; detach
-    with ``sa.event.remove(engine, 'before_cursor_execute', listener)``.
-    Transaction control (the BEGIN that oslo.db emits itself on SQLite) is
-    not counted, so counts are the same on every backend.
-    """
-    statements = []
-
-    def listener(conn, cursor, statement, parameters, context, executemany):
-        if not statement.lstrip().upper().startswith(_TRANSACTION_CONTROL):
-            statements.append(statement)
-
-    sa.event.listen(engine, 'before_cursor_execute', listener)
-    return statements, listener
-
-
 @contextlib.contextmanager
 def recorded_statements(engine):
-    """``with recorded_statements(engine) as statements:`` lists the SQL."""
-    statements, listener = count_statements(engine)
+    """``with recorded_statements(engine) as statements:`` lists the SQL.
+
+    Transaction control (BEGIN, COMMIT...) is left out, as the benchmark's
+    counter leaves it out: both count with tools/benchmark/statements.py.
+    """
+    statements = []
+    stop = sql_statements.listen(engine, statements.append)
     try:
         yield statements
     finally:
-        sa.event.remove(engine, 'before_cursor_execute', listener)
+        stop()
 
 
 # ------------------------------------------------------ rows for db tests

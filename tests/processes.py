@@ -112,8 +112,8 @@ class Process(fixtures.Fixture):
             return log.read()
 
 
-def run(argv, env=None, timeout=60):
+def run(argv, env=None, timeout=60, cwd=None):
     """Run a command to completion; returns CompletedProcess (text)."""
     return subprocess.run(argv, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL,
-                          env=dict(os.environ, **(env or {})))
+                          env=dict(os.environ, **(env or {})), cwd=cwd)

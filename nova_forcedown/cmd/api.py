@@ -22,9 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown.api import deploy
-from nova_forcedown.api import statement_count
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown import exception
 from nova_forcedown.wsgi import worker
@@ -114,7 +112,8 @@ class Server(gunicorn_base.BaseApplication):
         return self.application
 
 
-def _gunicorn_options(conf, host, port):
+def gunicorn_options(conf, host, port):
+    """gunicorn's settings to serve on ``host``:``port`` as ``conf`` says."""
     return {
         'bind': '[%s]:%s' % (host, port) if ':' in host else
                 '%s:%s' % (host, port),
@@ -156,8 +155,6 @@ def main(argv=None):
         _check_bind(host, port)
         migration.prepare(conf)
         app = deploy.load_app(conf)
-        if statement_count.enabled(os.environ):
-            app = statement_count.StatementCounter(app, db_api.get_engine())
     except cfg.Error as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 2
@@ -170,7 +167,7 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     print(_banner(conf, server_args.dev, host, port), flush=True)
-    Server(app, _gunicorn_options(conf, host, port)).run()
+    Server(app, gunicorn_options(conf, host, port)).run()
     return 0
 
 

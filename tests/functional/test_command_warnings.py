@@ -3,7 +3,7 @@
 oslo.versionedobjects imports oslo.messaging, which loads oslo.service's
 eventlet back end; eventlet warns on import that it is deprecated. Each
 command runs here as a real process, as a user runs it (console script,
-``python -m``, the WSGI module, tools/benchmark.py), with Python's default
+``python -m``, the WSGI module, the benchmark), with Python's default
 warning filters, and what it printed must carry no such warning.
 """
 
@@ -19,8 +19,9 @@ from tests import processes
 # Python's own defaults, whatever the shell running the tests exported.
 DEFAULT_WARNINGS = {'PYTHONWARNINGS': ''}
 
-BENCHMARK = os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(nova_forcedown.__file__))), 'tools', 'benchmark.py')
+# The checkout, from which ``python -m tools.benchmark`` runs.
+CHECKOUT = os.path.dirname(os.path.dirname(
+    os.path.abspath(nova_forcedown.__file__)))
 
 SCRIPTS = ('nova-forcedown-api', 'nova-forcedown-compute',
            'nova-forcedown-manage', 'nova-forcedown-status')
@@ -36,9 +37,9 @@ class TestNoEventletWarning(base.BaseTestCase):
         self.assertNotIn('eventlet', output.lower())
         self.assertNotIn('DeprecationWarning', output)
 
-    def _run(self, *argv, env=None):
+    def _run(self, *argv, env=None, cwd=None):
         env = dict(DEFAULT_WARNINGS, **(env or {}))
-        result = processes.run(list(argv), env=env)
+        result = processes.run(list(argv), env=env, cwd=cwd)
         self.assertEqual(0, result.returncode, result.stderr)
         return result
 
@@ -55,7 +56,8 @@ class TestNoEventletWarning(base.BaseTestCase):
             self.assertQuiet(result.stderr)
 
     def test_benchmark_help(self):
-        result = self._run(sys.executable, BENCHMARK, '--help')
+        result = self._run(sys.executable, '-m', 'tools.benchmark', '--help',
+                           cwd=CHECKOUT)
         self.assertIn('--hosts', result.stdout)
         self.assertQuiet(result.stderr)
 

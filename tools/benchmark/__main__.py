@@ -1,0 +1,5 @@
+import sys
+
+from tools.benchmark import cli
+
+sys.exit(cli.main())

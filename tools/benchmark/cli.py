@@ -1,0 +1,151 @@
+"""``python -m tools.benchmark``: options, one run per host count, output."""
+
+import argparse
+import datetime
+import json
+import logging
+import sys
+import time
+
+import sqlalchemy as sa
+
+from nova_forcedown.db import migration
+from nova_forcedown import objects
+import tools.benchmark
+from tools.benchmark import force_down
+from tools.benchmark import heartbeats
+from tools.benchmark import listings
+from tools.benchmark import report
+from tools.benchmark import seeding
+from tools.benchmark import server
+from tools.benchmark import slow_clients
+
+
+def run_one(args, hosts):
+    """Figures of one host count, on a database of its own."""
+    started = time.monotonic()
+    database = seeding.Database(args.db_url)
+    engine = sa.create_engine(database.url, poolclass=sa.pool.NullPool)
+    try:
+        migration.db_sync(engine)
+        uuids = seeding.seed(engine, hosts)
+        run = {'hosts': hosts}
+        run.update(_through_the_api(args, database, engine, uuids, hosts))
+        run.update(_heartbeats(args, database))
+        run['seconds'] = round(time.monotonic() - started, 1)
+        return run
+    finally:
+        engine.dispose()
+        database.drop()
+
+
+def _through_the_api(args, database, engine, uuids, hosts):
+    """What is measured over HTTP, while the API's memory is sampled."""
+    api = server.Server(database, args.workers, args.threads)
+    try:
+        api.start()
+        sampler = server.RssSampler(api)
+        sampler.start()
+        try:
+            figures = {
+                'listings': listings.measure(
+                    api.port, engine, seeding.host_name(hosts // 2),
+                    args.iterations, args.budget),
+                'force_down': force_down.measure(
+                    api.port, uuids, hosts, args.sequential,
+                    args.concurrent, args.sustain),
+                'slow_clients': None,
+            }
+            if args.slow_clients and hosts == args.hosts[0]:
+                figures['slow_clients'] = slow_clients.measure(
+                    api.port, uuids, hosts, args.slow_clients,
+                    args.slow_seconds)
+        finally:
+            sampler.stop()
+        figures['rss'] = sampler.figures()
+        return figures
+    except Exception:
+        if api.process is not None:
+            sys.stderr.write(api.log())
+        raise
+    finally:
+        api.stop()
+
+
+def _heartbeats(args, database):
+    """Heartbeats one host per call, then many hosts per call."""
+    senders = (database.url_text, args.heartbeat_processes,
+               args.heartbeat_threads, args.heartbeat_seconds)
+    return {
+        'heartbeats': heartbeats.measure(*senders),
+        'heartbeats_batched': heartbeats.measure(
+            *senders, batch=args.heartbeat_batch),
+    }
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog='python -m tools.benchmark',
+        description=tools.benchmark.__doc__.split('\n\n')[0])
+    parser.add_argument('--hosts', default='1000,5000,10000',
+                        help='comma-separated host counts')
+    parser.add_argument('--db-url', help='a database server to create a '
+                        'fresh database on (default: a temporary SQLite '
+                        'file), e.g. postgresql+psycopg2://postgres@'
+                        '127.0.0.1/postgres')
+    parser.add_argument('--json', help='write the figures to this file')
+    parser.add_argument('--workers', type=int, default=2,
+                        help='API worker processes (default 2)')
+    parser.add_argument('--threads', type=int, default=8,
+                        help='threads per API worker (default 8)')
+    parser.add_argument('--iterations', type=int, default=20,
+                        help='requests per listing at most (default 20)')
+    parser.add_argument('--budget', type=float, default=6.0,
+                        help='seconds per listing at most, 3 requests at '
+                             'least (default 6)')
+    parser.add_argument('--sequential', type=int, default=150,
+                        help='hosts forced down and up again one after '
+                             'another, per microversion (default 150)')
+    parser.add_argument('--concurrent', type=int, default=40,
+                        help='hosts per client with 8 clients (default 40)')
+    parser.add_argument('--sustain', type=float, default=5.0,
+                        help='seconds of the sustained force-down run')
+    parser.add_argument('--slow-clients', type=int, default=300,
+                        help='slow or stalled connections held open beside '
+                             '8 clients of mixed load, at the first host '
+                             'count (default 300; 0 skips this run)')
+    parser.add_argument('--slow-seconds', type=float, default=60.0,
+                        help='seconds of mixed load, once without and once '
+                             'with the slow connections (default 60)')
+    parser.add_argument('--heartbeat-processes', type=int, default=2,
+                        help='agent processes sending heartbeats (default 2)')
+    parser.add_argument('--heartbeat-threads', type=int, default=4,
+                        help='threads per agent process (default 4)')
+    parser.add_argument('--heartbeat-seconds', type=float, default=5.0)
+    parser.add_argument('--heartbeat-batch', type=int, default=100,
+                        help='hosts per agent in the batched heartbeat run '
+                             '(default 100)')
+    args = parser.parse_args(argv)
+    args.hosts = [int(value) for value in args.hosts.split(',') if value]
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    objects.register_all()
+    # The heartbeats of forced-down hosts warn each time; not news here.
+    logging.getLogger('nova_forcedown').setLevel(logging.ERROR)
+    figures = {'backend': sa.engine.make_url(args.db_url).get_backend_name()
+               if args.db_url else 'sqlite',
+               'workers': args.workers, 'threads': args.threads,
+               'machine': report.machine(),
+               'date': datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M'),
+               'runs': []}
+    for hosts in args.hosts:
+        print('%d hosts...' % hosts, file=sys.stderr, flush=True)
+        figures['runs'].append(run_one(args, hosts))
+    report.print_table(figures)
+    if args.json:
+        with open(args.json, 'w') as output:
+            json.dump(figures, output, indent=2, sort_keys=True)
+    return 0

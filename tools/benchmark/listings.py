@@ -1,0 +1,150 @@
+"""Listings of services and hypervisors, each beside its floor.
+
+The floor of a listing is the least any service could do for it: the same
+rows read with one plain SQL query on a DB-API cursor, turned into dicts
+and encoded with json.dumps, in this process, without HTTP.
+"""
+
+import functools
+import json
+import statistics
+
+import sqlalchemy as sa
+
+from nova_forcedown.db import models
+from tools.benchmark import clients
+from tools.benchmark import latencies
+from tools.benchmark import seeding
+
+LISTINGS = [
+    # name, path, microversion, floor query
+    ('services 2.1', '/os-services', '2.1', 'services'),
+    ('services 2.53', '/os-services', '2.53', 'services'),
+    ('services 2.88', '/os-services', '2.88', 'services'),
+    ('services ?host= 2.53', '/os-services?host=%(host)s', '2.53',
+     'services_host'),
+    ('hypervisors 2.1', '/os-hypervisors', '2.1', 'summary'),
+    ('hypervisors 2.53', '/os-hypervisors', '2.53', 'summary'),
+    ('hypervisors 2.88', '/os-hypervisors', '2.88', 'summary'),
+    ('detail 2.1', '/os-hypervisors/detail', '2.1', 'detail'),
+    ('detail 2.53', '/os-hypervisors/detail', '2.53', 'detail'),
+    ('detail 2.88', '/os-hypervisors/detail', '2.88', 'detail'),
+    ('detail 2.53 limit=1000', '/os-hypervisors/detail?limit=1000', '2.53',
+     'detail_page'),
+]
+
+_SERVICE_COLUMNS = ('id', 'uuid', 'binary', 'host', 'topic',
+                    'availability_zone', 'disabled', 'disabled_reason',
+                    'last_seen_up', 'forced_down', 'updated_at')
+_NODE_SUMMARY_COLUMNS = ('id', 'uuid', 'hypervisor_hostname')
+_NODE_DETAIL_COLUMNS = _NODE_SUMMARY_COLUMNS + (
+    'hypervisor_type', 'hypervisor_version', 'host_ip', 'host', 'vcpus',
+    'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used', 'local_gb_used',
+    'free_ram_mb', 'free_disk_gb', 'current_workload', 'running_vms',
+    'disk_available_least', 'cpu_info', 'stats')
+
+
+def _floor_queries(host):
+    """Plain SELECTs returning the rows each listing returns."""
+    service = models.Service.__table__
+    node = models.ComputeNode.__table__
+    services = (sa.select(*[service.c[name] for name in _SERVICE_COLUMNS])
+                .where(service.c.deleted == 0,
+                       service.c.binary.not_in(seeding.HIDDEN_BINARIES))
+                .order_by(service.c.id))
+    join = node.join(service, sa.and_(
+        service.c.id == node.c.service_id, service.c.deleted == 0,
+        service.c.binary == 'nova-compute'))
+    status = (service.c.id.label('service_id'),
+              service.c.uuid.label('service_uuid'), service.c.disabled,
+              service.c.disabled_reason, service.c.forced_down,
+              service.c.last_seen_up)
+
+    def nodes(columns):
+        return (sa.select(*[node.c[name] for name in columns], *status)
+                .select_from(join).where(node.c.deleted == 0)
+                .order_by(node.c.id))
+
+    return {
+        'services': services,
+        'services_host': services.where(service.c.host == host),
+        'summary': nodes(_NODE_SUMMARY_COLUMNS),
+        'detail': nodes(_NODE_DETAIL_COLUMNS),
+        'detail_page': nodes(_NODE_DETAIL_COLUMNS),
+    }
+
+
+def measure_floor(engine, query, iterations, budget):
+    """One plain query on a DB-API cursor, rows to dicts, json.dumps."""
+    sql = str(query.compile(dialect=engine.dialect,
+                            compile_kwargs={'literal_binds': True}))
+    raw = engine.raw_connection()
+    try:
+        def run():
+            cursor = raw.cursor()
+            cursor.execute(sql)
+            names = [column[0] for column in cursor.description]
+            rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+            cursor.close()
+            raw.rollback()
+            return json.dumps({'items': rows}, default=str)
+        run()
+        return latencies.timed(run, iterations, budget)
+    finally:
+        raw.close()
+
+
+def measure(port, engine, host, iterations, budget):
+    """Each listing of LISTINGS: its rows, SQL statements, times, floor."""
+    results = {}
+    floors = {}
+    queries = _floor_queries(host)
+    client = clients.Client(port)
+    try:
+        for name, path, version, floor_name in LISTINGS:
+            path = path % {'host': host}
+            statements, body = _get(client, path, version)
+            rows = _rows(body)
+            times = latencies.timed(
+                functools.partial(_get, client, path, version),
+                iterations, budget)
+            key = (floor_name, rows)
+            if key not in floors:
+                # The same rows: pages of 2.33+ hold at most max_limit.
+                floors[key] = measure_floor(
+                    engine, queries[floor_name].limit(rows), iterations,
+                    budget)
+            results[name] = _figures(times, floors[key], path=path,
+                                     version=version, rows=rows,
+                                     bytes=len(body), statements=statements)
+    finally:
+        client.close()
+    return results
+
+
+def _get(client, path, version):
+    """(SQL statements, body) of a listing that must answer 200."""
+    status, statements, body = client.request('GET', path, version)
+    if status != 200:
+        raise RuntimeError('GET %s at %s: %s %s'
+                           % (path, version, status, body[:300]))
+    return statements, body
+
+
+def _rows(body):
+    """The number of items a listing returned."""
+    document = json.loads(body)
+    return len(next(value for value in document.values()
+                    if isinstance(value, list)))
+
+
+def _figures(times, floor_times, **listing):
+    median = statistics.median(times)
+    floor_median = statistics.median(floor_times)
+    return dict(
+        listing, runs=len(times),
+        median_ms=latencies.ms(median),
+        p95_ms=latencies.ms(latencies.percentile(times, 0.95)),
+        floor_median_ms=latencies.ms(floor_median),
+        floor_p95_ms=latencies.ms(latencies.percentile(floor_times, 0.95)),
+        ratio_to_floor=round(median / floor_median, 2))

@@ -1,0 +1,115 @@
+"""The table printed at the end of a run, and the machine it ran on.
+
+The table has one column per host count. Each measurement prints its own
+section: a function of (write, line, runs) that prints its rows, where
+``line(label, cells)`` writes one row with one cell per host count.
+"""
+
+import functools
+import os
+import platform
+import sys
+
+import psutil
+
+LABEL_WIDTH = 38
+CELL_WIDTH = 34
+
+
+def machine():
+    model = 'unknown'
+    with open('/proc/cpuinfo') as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith('model name'):
+                model = line.split(':', 1)[1].strip()
+                break
+    return {'nproc': os.cpu_count(), 'cpu_model': model,
+            'memory_mb': psutil.virtual_memory().total // 2 ** 20,
+            'python': platform.python_version(),
+            'kernel': platform.release()}
+
+
+def print_table(report, out=sys.stdout):
+    runs = report['runs']
+    line = functools.partial(_line, out)
+    out.write('\nnova-forcedown benchmark: %s, %d API workers x %d threads, '
+              '%s CPUs (%s), %s MB\n' % (
+                  report['backend'], report['workers'], report['threads'],
+                  report['machine']['nproc'], report['machine']['cpu_model'],
+                  report['machine']['memory_mb']))
+    line('hosts', ['%d' % run['hosts'] for run in runs])
+    for section in SECTIONS:
+        section(out.write, line, runs)
+    line('seconds for this host count', ['%s' % run['seconds']
+                                         for run in runs])
+
+
+def _line(out, label, cells):
+    out.write(label.ljust(LABEL_WIDTH) +
+              ''.join(cell.rjust(CELL_WIDTH) for cell in cells) + '\n')
+
+
+def short(value):
+    """Milliseconds to print: one decimal under 100, none from 100 on."""
+    if value is None:
+        return '-'
+    return ('%.1f' % value) if value < 100 else ('%.0f' % value)
+
+
+def listings(write, line, runs):
+    write('listings: rows  median/p95 ms  [floor median ms, '
+          'x floor]  {SQL statements}\n')
+    for name in runs[0]['listings']:
+        line(name, ['%d  %s/%s [%s, x%.1f] {%s}' % (
+            item['rows'], short(item['median_ms']), short(item['p95_ms']),
+            short(item['floor_median_ms']), item['ratio_to_floor'],
+            item['statements'])
+            for item in (run['listings'][name] for run in runs)])
+
+
+def force_down(write, line, runs):
+    write('force-down: median/p99 ms  rate/s  failures  {SQL statements}\n')
+    for name in runs[0]['force_down']:
+        line(name, ['%s/%s%s f=%d {%s}' % (
+            short(item['median_ms']), short(item['p99_ms']),
+            ' %s/s' % item['per_second'] if 'per_second' in item else '',
+            item['failures'], ','.join(map(str, item['statements'])))
+            for item in (run['force_down'][name] for run in runs)])
+
+
+def slow_clients(write, line, runs):
+    """Only the first host count has this run."""
+    slow = runs[0].get('slow_clients')
+    if not slow:
+        return
+    write('slow clients at %d hosts, 8 clients listing and forcing down for '
+          '%.0f s:\n' % (runs[0]['hosts'], slow['with']['seconds']))
+    for label in ('without', 'with'):
+        item = slow[label]
+        write('  %3d slow connections: %d requests, %d failures, '
+              'median/p99 %s/%s ms, %s/s, %d closed by the server\n'
+              % (item['slow_connections'], item['requests'],
+                 item['failures'], short(item['median_ms']),
+                 short(item['p99_ms']), item['per_second'],
+                 item['reopened_by_server_close']))
+    write('  p99 with / without: x%.2f\n' % slow['p99_ratio'])
+
+
+def heartbeats(write, line, runs):
+    line('heartbeats report_state/s (fail)', ['%s (%d)' % (
+        run['heartbeats']['per_second'], run['heartbeats']['failures'])
+        for run in runs])
+    line('  batched, %d hosts per call' % runs[0]['heartbeats_batched'][
+        'batch'], ['%s (%d)' % (run['heartbeats_batched']['per_second'],
+                                run['heartbeats_batched']['failures'])
+                   for run in runs])
+
+
+def rss(write, line, runs):
+    line('API peak RSS MB: sum (largest proc)', ['%.0f (%.0f)' % (
+        run['rss']['peak_sum_mb'], run['rss']['peak_process_mb'])
+        for run in runs])
+
+
+# In the order they are printed.
+SECTIONS = (listings, force_down, slow_clients, heartbeats, rss)

@@ -1,0 +1,132 @@
+"""A database of its own for each host count, seeded with N compute hosts."""
+
+import datetime
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+
+import sqlalchemy as sa
+
+from nova_forcedown.db import models
+
+HIDDEN_BINARIES = ('nova-osapi_compute', 'nova-metadata')
+OTHER_BINARIES = ('nova-scheduler', 'nova-conductor')
+
+
+def host_name(index):
+    return 'compute-%05d' % index
+
+
+def seed(engine, hosts, controllers=3):
+    """N computes with nodes, and a few controllers with other binaries.
+
+    Every 10th host is disabled, every 25th has not reported for an hour
+    (down), every 50th is forced down; one in four nodes has an uptime in
+    its stats. Returns {host: service uuid} of the computes.
+    """
+    now = datetime.datetime.utcnow().replace(microsecond=0)
+    stale = now - datetime.timedelta(hours=1)
+    services, nodes, uuids = [], [], {}
+    service_id = 0
+    for index in range(1, hosts + 1):
+        service_id += 1
+        host = host_name(index)
+        uuids[host] = str(uuid.uuid4())
+        services.append(dict(
+            id=service_id, uuid=uuids[host], host=host,
+            binary='nova-compute', topic='compute', report_count=index,
+            disabled=index % 10 == 0,
+            disabled_reason='maintenance' if index % 10 == 0 else None,
+            last_seen_up=stale if index % 25 == 0 else now,
+            forced_down=index % 50 == 0, version=1,
+            availability_zone='az%d' % (index % 3) if index % 2 else None,
+            created_at=now, updated_at=now, deleted_at=None, deleted=0))
+        nodes.append(dict(
+            id=index, uuid=str(uuid.uuid4()), service_id=service_id,
+            host=host, hypervisor_hostname=host + '.example.org',
+            hypervisor_type='QEMU', hypervisor_version=8002000,
+            host_ip='10.%d.%d.%d' % (index // 65536, index // 256 % 256,
+                                     index % 256),
+            cpu_info=json.dumps({'arch': 'x86_64', 'model': 'Icelake',
+                                 'vendor': 'Intel',
+                                 'topology': {'cores': 16, 'sockets': 2,
+                                              'threads': 2}}),
+            vcpus=64, memory_mb=262144, local_gb=1800, vcpus_used=12,
+            memory_mb_used=49152, local_gb_used=240, free_ram_mb=212992,
+            free_disk_gb=1560, current_workload=0, running_vms=6,
+            disk_available_least=1500,
+            stats=json.dumps({'uptime': ' 10:01:02 up 42 days, load '
+                                        'average: 0.1, 0.2, 0.3'})
+            if index % 4 == 0 else None,
+            created_at=now, updated_at=now, deleted_at=None, deleted=0))
+    for index in range(1, controllers + 1):
+        for binary in OTHER_BINARIES + HIDDEN_BINARIES:
+            service_id += 1
+            services.append(dict(
+                id=service_id, uuid=str(uuid.uuid4()),
+                host='controller-%d' % index, binary=binary,
+                topic=binary[5:] if binary in OTHER_BINARIES else None,
+                report_count=1, disabled=index == controllers,
+                disabled_reason=None, last_seen_up=now,
+                forced_down=False, version=1, availability_zone=None,
+                created_at=now, updated_at=now, deleted_at=None,
+                deleted=0))
+    with engine.begin() as connection:
+        for table, rows in ((models.Service.__table__, services),
+                            (models.ComputeNode.__table__, nodes)):
+            for start in range(0, len(rows), 2000):
+                connection.execute(table.insert(), rows[start:start + 2000])
+    if engine.dialect.name == 'postgresql':
+        with engine.begin() as connection:
+            for table in ('services', 'compute_nodes'):
+                connection.exec_driver_sql(
+                    "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
+                    "(SELECT max(id) FROM %s))" % (table, table))
+            connection.exec_driver_sql('ANALYZE')
+    return uuids
+
+
+class Database:
+    """A fresh, empty database: a temp SQLite file or one on a server."""
+
+    def __init__(self, server_url=None):
+        self.directory = tempfile.mkdtemp(prefix='nf-benchmark-')
+        self.server_url = server_url
+        self.name = None
+        if server_url is None:
+            self.url = sa.engine.make_url(
+                'sqlite:///' + os.path.join(self.directory, 'nf.sqlite'))
+        else:
+            self.name = 'nf_benchmark_%d_%d' % (os.getpid(),
+                                                int(time.time() * 1000))
+            self._admin(['CREATE DATABASE %s' % self.name])
+            self.url = sa.engine.make_url(server_url).set(database=self.name)
+        self.url_text = self.url.render_as_string(hide_password=False)
+
+    def _admin(self, statements):
+        engine = sa.create_engine(self.server_url,
+                                  isolation_level='AUTOCOMMIT',
+                                  poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as connection:
+                for statement in statements:
+                    connection.exec_driver_sql(statement)
+        finally:
+            engine.dispose()
+
+    @property
+    def backend(self):
+        return self.url.get_backend_name()
+
+    def drop(self):
+        if self.name is not None:
+            if self.backend == 'postgresql':
+                self._admin([
+                    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity '
+                    "WHERE datname = '%s' AND pid <> pg_backend_pid()"
+                    % self.name])
+            self._admin(['DROP DATABASE IF EXISTS %s' % self.name])
+        shutil.rmtree(self.directory, ignore_errors=True)
