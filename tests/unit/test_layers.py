@@ -1,0 +1,93 @@
+"""Which layer may import which: the map of the architecture page, kept.
+
+Each top-level part of the package names the parts it may import. A rule
+that decides what a host *is* (up, down, enabled, its zone) lives below
+the API, so the API, the manage command and the agent answer alike; the
+commands and the WSGI entry point use the API only to assemble the app.
+"""
+
+import ast
+import pathlib
+
+from oslotest import base
+
+import nova_forcedown
+
+PACKAGE = pathlib.Path(nova_forcedown.__file__).parent
+
+_FOUNDATION = {'conf', 'exception', 'context'}
+_DOMAIN = {'objects', 'servicegroup', 'notifications', 'db'} | _FOUNDATION
+
+# part -> the parts it may import (itself always).
+MAY_IMPORT = {
+    'cmd': {'api', 'compute', 'wsgi', 'policy', 'policies'} | _DOMAIN,
+    'wsgi': {'api'} | _DOMAIN,
+    'api': {'policy', 'policies'} | _DOMAIN,
+    'compute': _DOMAIN,
+    'servicegroup': {'objects', 'db'} | _FOUNDATION,
+    'objects': {'notifications', 'db'} | _FOUNDATION,
+    'notifications': _FOUNDATION,
+    'db': _FOUNDATION,
+    'policy': {'policies'} | _FOUNDATION,
+    'policies': set(),
+    'context': {'exception'},
+    'conf': set(),
+    'exception': set(),
+}
+
+# What a command or the WSGI entry point may use of the API.
+API_FOR_ASSEMBLY = {'nova_forcedown.api.deploy'}
+
+
+def _part(module):
+    """``nova_forcedown.db.api`` -> ``db``; the package itself -> ''."""
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 else ''
+
+
+def _imports(path):
+    """The nova_forcedown modules (or packages) a source file imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update('%s.%s' % (node.module, alias.name)
+                         for alias in node.names)
+    return {name for name in found if name.startswith('nova_forcedown.')}
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob('*.py')):
+        relative = path.relative_to(PACKAGE.parent).with_suffix('')
+        yield '.'.join(relative.parts), path
+
+
+class TestLayers(base.BaseTestCase):
+
+    def test_every_part_has_a_rule(self):
+        parts = {_part(module) for module, _ in _modules()} - {'__init__'}
+        self.assertEqual(set(), parts - set(MAY_IMPORT) - {''})
+
+    def test_imports_follow_the_layers(self):
+        wrong = []
+        for module, path in _modules():
+            part = _part(module)
+            if part not in MAY_IMPORT:
+                continue
+            for imported in _imports(path):
+                target = _part(imported)
+                if target != part and target not in MAY_IMPORT[part]:
+                    wrong.append('%s imports %s' % (module, imported))
+        self.assertEqual([], wrong)
+
+    def test_commands_use_the_api_only_to_assemble_it(self):
+        wrong = []
+        for module, path in _modules():
+            if _part(module) not in ('cmd', 'wsgi'):
+                continue
+            for imported in _imports(path):
+                if (_part(imported) == 'api' and
+                        imported not in API_FOR_ASSEMBLY):
+                    wrong.append('%s imports %s' % (module, imported))
+        self.assertEqual([], wrong)
