@@ -65,6 +65,10 @@ class HostNotFound(NotFound):
     msg_fmt = "Host '%(host)s' is not mapped to any cell"
 
 
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
 class ComputeNodeNotFound(NotFound):
     msg_fmt = "Hypervisor with ID '%(id)s' could not be found."
 
@@ -94,6 +98,48 @@ class ServiceNotCompute(Invalid):
 class ComputeServiceUnavailable(Invalid):
     """The host's compute service is down: a bad request, as in Nova."""
     msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
+
+
+class AggregateNotFound(NotFound):
+    msg_fmt = 'Aggregate %(aggregate_id)s could not be found.'
+
+
+class AggregateHostNotFound(NotFound):
+    msg_fmt = 'Aggregate %(aggregate_id)s has no host %(host)s.'
+
+
+class AggregateNameExists(Conflict):
+    msg_fmt = 'Aggregate %(aggregate_name)s already exists.'
+
+
+class AggregateHostExists(Conflict):
+    msg_fmt = 'Aggregate %(aggregate_id)s already has host %(host)s.'
+
+
+class CannotAddAggregateHost(Conflict):
+    msg_fmt = ('Cannot add host to aggregate %(aggregate_id)s. '
+               'Reason: %(reason)s.')
+
+
+class CannotRemoveAggregateHost(Conflict):
+    msg_fmt = ('Cannot remove host from aggregate %(aggregate_id)s. '
+               'Reason: %(reason)s.')
+
+
+class CannotDeleteAggregate(Invalid):
+    # Nova's text, which says "remove host" for the deletion too.
+    msg_fmt = ('Cannot remove host from aggregate %(aggregate_id)s. '
+               'Reason: %(reason)s.')
+
+
+class CannotUpdateAggregate(Invalid):
+    msg_fmt = ('Cannot update aggregate %(aggregate_id)s. '
+               'Reason: %(reason)s.')
+
+
+class CannotUpdateAggregateMetadata(Invalid):
+    msg_fmt = ('Cannot update metadata of aggregate %(aggregate_id)s. '
+               'Reason: %(reason)s.')
 
 
 class DatabaseUnavailable(NovaForcedownException):

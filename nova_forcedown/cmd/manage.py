@@ -56,9 +56,9 @@ def _service_list(conf):
     """Every service but the API ones, with state and status as the API."""
     migration.check_migrated()
     servicegroup = servicegroup_api.API(conf)
-    service_zones = zones.ServiceZones(conf)
-    services = service_obj.ServiceList.get_all(
-        nf_context.get_admin_context(), include_api=False)
+    context = nf_context.get_admin_context()
+    service_zones = zones.ServiceZones.load(context, conf)
+    services = service_obj.ServiceList.get_all(context, include_api=False)
     print(_table(SERVICE_COLUMNS, [
         _service_row(service, service_zones.zone(service),
                      servicegroup.service_is_up(service))

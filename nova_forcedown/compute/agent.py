@@ -17,6 +17,7 @@ from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as node_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
@@ -103,6 +104,9 @@ class Agent:
         """Get or create every host's service, node and instances."""
         hosts = self._driver.hosts()
         self.services = [self._register_service(host) for host in hosts]
+        if self.is_compute and self._availability_zone:
+            aggregate_obj.Aggregate.place_hosts_in_zone(
+                self._context, hosts, self._availability_zone)
         if self.is_compute:
             self.nodes = [self._register_node(service)
                           for service in self.services]
@@ -115,8 +119,7 @@ class Agent:
 
     def _register_service(self, host):
         values = {'topic': topic_of(self._binary),
-                  'version': SERVICE_VERSION,
-                  'availability_zone': self._availability_zone}
+                  'version': SERVICE_VERSION}
         try:
             service = service_obj.Service.get_by_host_and_binary(
                 self._context, host, self._binary)

@@ -5,9 +5,18 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 
-class Base(models.TimestampMixin, models.SoftDeleteMixin, models.ModelBase,
-           orm.DeclarativeBase):
-    pass
+class ModelBase(models.ModelBase, orm.DeclarativeBase):
+    """The declarative base of every table: one metadata for the schema."""
+
+
+class Base(models.TimestampMixin, models.SoftDeleteMixin, ModelBase):
+    """A table whose rows are soft-deleted (``deleted`` = the row's id)."""
+    __abstract__ = True
+
+
+class AggregateBase(models.TimestampMixin, ModelBase):
+    """An aggregates table: rows are deleted, as in Nova's API database."""
+    __abstract__ = True
 
 
 class Service(Base):
@@ -31,7 +40,6 @@ class Service(Base):
     forced_down = sa.Column(sa.Boolean, nullable=False, default=False,
                             server_default=sa.false())
     version = sa.Column(sa.Integer, nullable=False, default=0)
-    availability_zone = sa.Column(sa.String(255), nullable=True)
 
 
 class ComputeNode(Base):
@@ -82,3 +90,44 @@ class Instance(Base):
     vm_state = sa.Column(sa.String(255), nullable=True)
     power_state = sa.Column(sa.Integer, nullable=True)
     task_state = sa.Column(sa.String(255), nullable=True)
+
+
+class Aggregate(AggregateBase):
+    __tablename__ = 'aggregates'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_aggregates0uuid'),
+        sa.UniqueConstraint('name', name='uniq_aggregates0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+
+
+class AggregateHost(AggregateBase):
+    __tablename__ = 'aggregate_hosts'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'aggregate_id',
+                            name='uniq_aggregate_hosts0host0aggregate_id'),
+        sa.Index('aggregate_hosts_aggregate_id_idx', 'aggregate_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    aggregate_id = sa.Column(sa.Integer, sa.ForeignKey('aggregates.id'),
+                             nullable=False)
+
+
+class AggregateMetadata(AggregateBase):
+    __tablename__ = 'aggregate_metadata'
+    __table_args__ = (
+        sa.UniqueConstraint('aggregate_id', 'key',
+                            name='uniq_aggregate_metadata0aggregate_id0key'),
+        sa.Index('aggregate_metadata_key_idx', 'key'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    aggregate_id = sa.Column(sa.Integer, sa.ForeignKey('aggregates.id'),
+                             nullable=False)
+    key = sa.Column(sa.String(255), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)

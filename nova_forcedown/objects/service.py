@@ -8,6 +8,7 @@ from oslo_versionedobjects import fields
 from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
 from nova_forcedown import notifications
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base
 
 COMPUTE_BINARY = db_api.COMPUTE_BINARY
@@ -17,6 +18,10 @@ API_BINARIES = ('nova-osapi_compute', 'nova-metadata')
 
 # Fields whose change an admin makes; a heartbeat never writes them.
 ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
+
+# The field that is no column: a compute service's zone comes from the
+# aggregates of its host. It is set for notifications only.
+ZONE_FIELD = 'availability_zone'
 
 
 @base.ObjectRegistry.register
@@ -37,7 +42,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         'last_seen_up': fields.DateTimeField(nullable=True),
         'forced_down': fields.BooleanField(),
         'version': fields.IntegerField(),
-        'availability_zone': fields.StringField(nullable=True),
+        'availability_zone': fields.StringField(nullable=True),  # not stored
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
         'deleted_at': fields.DateTimeField(nullable=True),
@@ -52,6 +57,8 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
     @staticmethod
     def _from_db_object(context, service, db_service):
         for field in service.fields:
+            if field == ZONE_FIELD:
+                continue
             value = getattr(db_service, field)
             if field == 'deleted':
                 value = bool(value)
@@ -82,10 +89,11 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     def create(self):
         values = self.obj_get_changes()
+        values.pop(ZONE_FIELD, None)
         values.setdefault('uuid', uuidutils.generate_uuid())
         db_service = db_api.service_create(self._context, values)
         self._from_db_object(self._context, self, db_service)
-        notifications.service_changed(self._context, self, 'create')
+        self._notify('create')
 
     def save(self):
         """Write the changed fields, and only those, in one UPDATE.
@@ -98,6 +106,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         """
         changes = self.obj_get_changes()
         changes.pop('id', None)
+        changes.pop(ZONE_FIELD, None)
         if not changes:
             return
         written = db_api.service_update(self._context, self.id, changes)
@@ -146,7 +155,20 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
     def _notify_update(self, changes):
         """``service.update``, when ``changes`` hold an admin field."""
         if set(changes).intersection(ADMIN_FIELDS):
-            notifications.service_changed(self._context, self, 'update')
+            self._notify('update')
+
+    def _notify(self, action):
+        """``service.<action>``, with the zone of the service's host.
+
+        The zone costs a query, made only when notifications are sent.
+        """
+        if notifications.enabled():
+            self.availability_zone = (
+                aggregate_obj.AggregateList.zones_by_host(
+                    self._context, [self.host]).get(self.host)
+                if self.is_compute else None)
+            self.obj_reset_changes([ZONE_FIELD])
+        notifications.service_changed(self._context, self, action)
 
     def record_heartbeat(self):
         """Bump report_count and last_seen_up in the database, nothing else.
@@ -164,7 +186,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     def destroy(self):
         db_api.service_destroy(self._context, self.id)
-        notifications.service_changed(self._context, self, 'delete')
+        self._notify('delete')
 
 
 @base.ObjectRegistry.register

@@ -35,10 +35,18 @@ class TestLocalAgent(base.BaseTestCase):
         self.assertTrue(commands.wait_until(
             lambda: _heartbeating(self.database, host='compute-a')))
         service = self.database.services(host='compute-a')[0]
-        self.assertEqual(('nova-compute', 'compute', 'az1', 1, 0, 0),
+        self.assertEqual(('nova-compute', 'compute', 1, 0, 0),
                          (service['binary'], service['topic'],
-                          service['availability_zone'], service['version'],
-                          service['forced_down'], service['disabled']))
+                          service['version'], service['forced_down'],
+                          service['disabled']))
+        # Its zone is an aggregate named after it, holding its host.
+        self.assertEqual([('az1', 'compute-a', 'az1')], [
+            (row['name'], row['host'], row['value']) for row in
+            self.database.query(
+                'SELECT a.name, h.host, m.value FROM aggregates a '
+                'JOIN aggregate_hosts h ON h.aggregate_id = a.id '
+                'JOIN aggregate_metadata m ON m.aggregate_id = a.id '
+                "AND m.key = 'availability_zone'")])
         self.assertEqual(36, len(service['uuid']))
         node = self.database.query(
             'SELECT * FROM compute_nodes WHERE deleted = 0')[0]

@@ -14,6 +14,8 @@ objects.register_all()
 # VERSION, add a line to its version-history comment, teach
 # obj_make_compatible to serve the previous version, then update the hash.
 OBJECT_HASHES = {
+    'Aggregate': '1.0-a82cfec6f6db60de422f6cbc3e4d62fe',
+    'AggregateList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'ComputeNode': '2.0-509d5473a8c7128c9e27ff58ffcddde8',
     'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Instance': '1.0-b71e7e9126ba1472eb78c63691771dcb',

@@ -81,18 +81,18 @@ class TestServiceZones(base.BaseTestCase):
         conf = self.useFixture(nf_fixtures.ConfFixture()).conf
         conf.set_override('default_availability_zone', 'nova-default')
         conf.set_override('internal_service_availability_zone', 'inside')
-        self.zones = zones.ServiceZones(conf)
+        self.zones = zones.ServiceZones(conf, {'compute1': 'az1',
+                                               'controller': 'az2'})
 
-    def _zone(self, topic, availability_zone):
-        return self.zones.zone(service_obj.Service(
-            topic=topic, availability_zone=availability_zone))
+    def _zone(self, topic, host):
+        return self.zones.zone(service_obj.Service(topic=topic, host=host))
 
-    def test_compute_is_in_its_registered_zone(self):
-        self.assertEqual('az1', self._zone('compute', 'az1'))
+    def test_compute_is_in_the_zone_of_its_hosts_aggregates(self):
+        self.assertEqual('az1', self._zone('compute', 'compute1'))
 
-    def test_compute_without_a_zone_is_in_the_default_zone(self):
-        self.assertEqual('nova-default', self._zone('compute', None))
+    def test_compute_in_no_zone_is_in_the_default_zone(self):
+        self.assertEqual('nova-default', self._zone('compute', 'compute2'))
 
-    def test_other_services_are_internal_whatever_they_registered(self):
-        self.assertEqual('inside', self._zone('scheduler', 'az1'))
-        self.assertEqual('inside', self._zone(None, None))
+    def test_other_services_are_internal_whatever_their_host(self):
+        self.assertEqual('inside', self._zone('scheduler', 'controller'))
+        self.assertEqual('inside', self._zone(None, 'compute1'))

@@ -12,6 +12,7 @@ from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.policies import services as policies
 from nova_forcedown.servicegroup import status as service_status
+from nova_forcedown.servicegroup import zones
 
 
 def list_services(req):
@@ -25,7 +26,8 @@ def list_services(req):
     services = service_obj.ServiceList.get_records(
         req.context, host=validation.last(params, 'host') or None,
         binary=validation.last(params, 'binary') or None, include_api=False)
-    view = views.Services(req.version, req.app.conf)
+    view = views.Services(req.version, zones.ServiceZones.load(
+        req.context, req.app.conf))
     is_up = req.app.servicegroup.service_is_up
     return api_request.listing_response(
         'services', services,
@@ -134,8 +136,10 @@ def _update_by_uuid(req):
         raise
     service = service_obj.Service.update_compute(req.context, changes,
                                                  uuid=service_id)
+    service_zones = zones.ServiceZones.load(req.context, req.app.conf,
+                                            hosts=[service.host])
     return api_request.json_response({'service': views.service(
-        service, req.is_up(service), req.version, req.app.conf)})
+        service, req.is_up(service), req.version, service_zones)})
 
 
 def _changes(body):

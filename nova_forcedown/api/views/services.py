@@ -8,16 +8,15 @@ service's state, status and zone are is the servicegroup's rule.
 from nova_forcedown.api import microversion
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.servicegroup import status as service_status
-from nova_forcedown.servicegroup import zones
 
 
 class Services:
     """The service view of one request."""
 
-    def __init__(self, version, conf):
+    def __init__(self, version, service_zones):
         self.uuid_ids = version.matches(microversion.V2_53)
         self.forced_down = version.matches(microversion.V2_11)
-        self.zones = zones.ServiceZones(conf)
+        self.zones = service_zones
 
     def service(self, service, is_up):
         view = {
@@ -35,6 +34,6 @@ class Services:
         return view
 
 
-def service(service, is_up, version, conf):
+def service(service, is_up, version, service_zones):
     """A list item, and the 2.53+ update response."""
-    return Services(version, conf).service(service, is_up)
+    return Services(version, service_zones).service(service, is_up)

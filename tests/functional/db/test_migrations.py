@@ -14,6 +14,7 @@ from tests import fixtures as nf_fixtures
 
 INITIAL = '0001_initial'
 FORCED_DOWN = '0002_services_forced_down'
+AGGREGATES = '0003_aggregates'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -72,6 +73,16 @@ def _services(engine):
         return [dict(row) for row in rows]
 
 
+def _zone_aggregates(engine):
+    """(aggregate name, host, availability zone) of every zone member."""
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(sa.text(
+            'SELECT a.name, h.host, m.value FROM aggregates a '
+            'JOIN aggregate_hosts h ON h.aggregate_id = a.id '
+            'JOIN aggregate_metadata m ON m.aggregate_id = a.id '
+            "WHERE m.key = 'availability_zone' ORDER BY a.name, h.host"))]
+
+
 class MigrationsMixin:
 
     def test_empty_database_has_no_revision(self):
@@ -79,7 +90,7 @@ class MigrationsMixin:
 
     def test_walk_up_one_revision_at_a_time(self):
         revisions = _revisions_oldest_first()
-        self.assertEqual([INITIAL, FORCED_DOWN], revisions)
+        self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES], revisions)
         for revision in revisions:
             migration.db_sync(self.engine, revision)
             self.assertEqual(revision, migration.db_version(self.engine))
@@ -108,6 +119,28 @@ class MigrationsMixin:
             self.assertEqual(legacy['disabled_reason'],
                              row['disabled_reason'])
             self.assertEqual(legacy['deleted'], row['deleted'])
+
+    def test_zones_of_services_become_aggregates_and_no_row_is_lost(self):
+        migration.db_sync(self.engine, FORCED_DOWN)
+        _insert_legacy_services(self.engine)
+        zones = {1: 'az1', 2: 'az1', 3: 'az2', 4: 'az3'}
+        with self.engine.begin() as connection:
+            for service_id, zone in zones.items():
+                connection.execute(sa.text(
+                    'UPDATE services SET availability_zone = :zone '
+                    'WHERE id = :id'), {'zone': zone, 'id': service_id})
+
+        migration.db_sync(self.engine)
+
+        self.assertNotIn('availability_zone',
+                         _columns(self.engine, 'services'))
+        self.assertEqual([1, 2, 3, 4], [row['id'] for row in
+                                        _services(self.engine)])
+        # Live compute services only: the scheduler (3) and the deleted
+        # compute (4) made no zone.
+        self.assertEqual([('az1', 'compute1', 'az1'),
+                          ('az1', 'compute2', 'az1')],
+                         _zone_aggregates(self.engine))
 
     def test_forced_down_defaults_to_false_for_rows_written_later(self):
         migration.db_sync(self.engine)

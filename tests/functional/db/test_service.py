@@ -220,7 +220,7 @@ class RecordHeartbeatTestsMixin:
     def test_heartbeat_leaves_admin_fields_and_identity_alone(self):
         service = make_service(self.context, disabled=True,
                                disabled_reason='rack move',
-                               forced_down=True, availability_zone='az1')
+                               forced_down=True)
         before = _reload(self.context, service)
 
         service.record_heartbeat()
@@ -228,7 +228,7 @@ class RecordHeartbeatTestsMixin:
         after = _reload(self.context, service)
         for field in ('host', 'binary', 'topic', 'uuid', 'version',
                       'disabled', 'disabled_reason', 'forced_down',
-                      'availability_zone', 'created_at'):
+                      'created_at'):
             self.assertEqual(before[field], after[field], field)
 
     def test_heartbeat_moves_last_seen_up_to_now(self):

@@ -1,0 +1,207 @@
+"""Query functions for host aggregates, their hosts and their metadata.
+
+The same transaction context as :mod:`nova_forcedown.db.api`. An aggregate
+is read with its hosts and metadata; a listing of any number of them is
+three statements. Aggregate rows are deleted, not soft-deleted, as in
+Nova's API database.
+"""
+
+import collections
+
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import models
+from nova_forcedown import exception
+
+context_manager = db_api.context_manager
+
+AZ_KEY = 'availability_zone'
+
+_AGGREGATES = models.Aggregate.__table__
+_HOSTS = models.AggregateHost.__table__
+_METADATA = models.AggregateMetadata.__table__
+
+AggregateRow = collections.namedtuple(
+    'AggregateRow', ('id', 'uuid', 'name', 'created_at', 'updated_at',
+                     'hosts', 'metadata'))
+
+
+def _read(connection, *criteria):
+    """Aggregates matching ``criteria``, in id order, in three statements."""
+    ids = sa.select(_AGGREGATES.c.id).where(*criteria)
+    aggregates = connection.execute(
+        sa.select(_AGGREGATES).where(*criteria).order_by(_AGGREGATES.c.id))
+    hosts = collections.defaultdict(list)
+    for aggregate_id, host in connection.execute(
+            sa.select(_HOSTS.c.aggregate_id, _HOSTS.c.host)
+            .where(_HOSTS.c.aggregate_id.in_(ids)).order_by(_HOSTS.c.id)):
+        hosts[aggregate_id].append(host)
+    metadata = collections.defaultdict(dict)
+    for aggregate_id, key, value in connection.execute(
+            sa.select(_METADATA.c.aggregate_id, _METADATA.c.key,
+                      _METADATA.c.value)
+            .where(_METADATA.c.aggregate_id.in_(ids))):
+        metadata[aggregate_id][key] = value
+    return [AggregateRow(row.id, row.uuid, row.name, row.created_at,
+                         row.updated_at, hosts[row.id], metadata[row.id])
+            for row in aggregates]
+
+
+def _read_one(connection, aggregate_id):
+    rows = _read(connection, _AGGREGATES.c.id == aggregate_id)
+    if not rows:
+        raise exception.AggregateNotFound(aggregate_id=aggregate_id)
+    return rows[0]
+
+
+@context_manager.reader.connection
+def aggregate_get_all(context):
+    return _read(context.connection)
+
+
+@context_manager.reader.connection
+def aggregate_get(context, aggregate_id):
+    return _read_one(context.connection, aggregate_id)
+
+
+@context_manager.reader.connection
+def aggregate_get_by_host(context, host):
+    """The aggregates that hold ``host``."""
+    return _read(context.connection, _AGGREGATES.c.id.in_(
+        sa.select(_HOSTS.c.aggregate_id).where(_HOSTS.c.host == host)))
+
+
+@context_manager.reader.connection
+def aggregate_get_by_zone(context, zone):
+    """The aggregates whose metadata makes them the zone ``zone``."""
+    return _read(context.connection, _AGGREGATES.c.id.in_(
+        sa.select(_METADATA.c.aggregate_id).where(_METADATA.c.key == AZ_KEY,
+                                                  _METADATA.c.value == zone)))
+
+
+ZoneMembership = collections.namedtuple('ZoneMembership',
+                                        ('host', 'aggregate_id', 'zone'))
+
+
+@context_manager.reader.connection
+def zone_memberships(context, hosts=None):
+    """Each host in an aggregate with a zone, with that aggregate and zone.
+
+    Of every host, or only of ``hosts``. One statement.
+    """
+    same_aggregate = _METADATA.c.aggregate_id == _HOSTS.c.aggregate_id
+    query = (sa.select(_HOSTS.c.host, _HOSTS.c.aggregate_id, _METADATA.c.value)
+             .join(_METADATA, same_aggregate)
+             .where(_METADATA.c.key == AZ_KEY)
+             .order_by(_HOSTS.c.aggregate_id, _HOSTS.c.host))
+    if hosts is not None:
+        query = query.where(_HOSTS.c.host.in_(sorted(set(hosts))))
+    return [ZoneMembership._make(row)
+            for row in context.connection.execute(query)]
+
+
+@context_manager.writer.connection
+def aggregate_create(context, name, metadata=None):
+    """A new aggregate; AggregateNameExists when the name is taken."""
+    connection = context.connection
+    try:
+        aggregate_id = connection.execute(_AGGREGATES.insert().values(
+            uuid=uuidutils.generate_uuid(), name=name)
+        ).inserted_primary_key[0]
+    except db_exc.DBDuplicateEntry:
+        raise exception.AggregateNameExists(aggregate_name=name)
+    _write_metadata(connection, aggregate_id, metadata or {})
+    return _read_one(connection, aggregate_id)
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def aggregate_update(context, aggregate_id, name=None, metadata=None):
+    """Rename and/or merge ``metadata`` (a None value deletes its key).
+
+    ``updated_at`` moves whatever changes, as a PUT of the aggregate says
+    it was modified.
+    """
+    connection = context.connection
+    values = {'updated_at': timeutils.utcnow()}
+    if name is not None:
+        values['name'] = name
+    try:
+        result = connection.execute(
+            _AGGREGATES.update().where(_AGGREGATES.c.id == aggregate_id)
+            .values(**values))
+    except db_exc.DBDuplicateEntry:
+        raise exception.AggregateNameExists(aggregate_name=name)
+    if result.rowcount != 1:
+        raise exception.AggregateNotFound(aggregate_id=aggregate_id)
+    _write_metadata(connection, aggregate_id, metadata or {})
+    return _read_one(connection, aggregate_id)
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def aggregate_metadata_update(context, aggregate_id, metadata):
+    """Merge ``metadata`` into the aggregate's; a None value deletes."""
+    connection = context.connection
+    _read_one(connection, aggregate_id)
+    _write_metadata(connection, aggregate_id, metadata)
+    return _read_one(connection, aggregate_id)
+
+
+def _write_metadata(connection, aggregate_id, metadata):
+    if not metadata:
+        return
+    connection.execute(_METADATA.delete().where(
+        _METADATA.c.aggregate_id == aggregate_id,
+        _METADATA.c.key.in_(sorted(metadata))))
+    kept = [{'aggregate_id': aggregate_id, 'key': key, 'value': value}
+            for key, value in sorted(metadata.items()) if value is not None]
+    if kept:
+        connection.execute(_METADATA.insert(), kept)
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def aggregate_delete(context, aggregate_id, refuse_hosts):
+    """Delete an aggregate and its metadata.
+
+    ``refuse_hosts(row)`` is the error to raise when it still holds hosts.
+    """
+    connection = context.connection
+    aggregate = _read_one(connection, aggregate_id)
+    if aggregate.hosts:
+        raise refuse_hosts(aggregate)
+    connection.execute(_METADATA.delete().where(
+        _METADATA.c.aggregate_id == aggregate_id))
+    connection.execute(_AGGREGATES.delete().where(
+        _AGGREGATES.c.id == aggregate_id))
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def aggregate_host_add(context, aggregate_id, host):
+    connection = context.connection
+    _read_one(connection, aggregate_id)
+    try:
+        connection.execute(_HOSTS.insert().values(aggregate_id=aggregate_id,
+                                                  host=host))
+    except db_exc.DBDuplicateEntry:
+        raise exception.AggregateHostExists(aggregate_id=aggregate_id,
+                                            host=host)
+    return _read_one(connection, aggregate_id)
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def aggregate_host_delete(context, aggregate_id, host):
+    connection = context.connection
+    result = connection.execute(_HOSTS.delete().where(
+        _HOSTS.c.aggregate_id == aggregate_id, _HOSTS.c.host == host))
+    if result.rowcount != 1:
+        raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
+                                              host=host)
+    return _read_one(connection, aggregate_id)

@@ -1,0 +1,246 @@
+"""Aggregate: a named group of hosts with metadata; a zone when its metadata
+holds ``availability_zone``, as in Nova.
+
+The zone rules live here, so every caller (the API, the agent, the manage
+command) keeps them: a host is in at most one zone, a zone never has an
+empty name, and a host's zone does not change under its instances.
+"""
+
+from oslo_versionedobjects import fields
+
+from nova_forcedown.db import aggregates as db_aggregates
+from nova_forcedown.db import api as db_api
+from nova_forcedown import exception
+from nova_forcedown.objects import base
+from nova_forcedown.objects import instance as instance_obj
+
+AZ_KEY = db_aggregates.AZ_KEY
+
+_INSTANCES_WOULD_CHANGE_ZONE = (
+    "The host cannot be %(action)s the aggregate as the availability zone of "
+    "the host would change from '%(old)s' to '%(new)s' but the host already "
+    "has %(count)d instance(s). Changing the AZ of an existing instance is "
+    "not supported by this action. Move the instances away from this host "
+    "then try again. If you need to move the instances between AZs then you "
+    "can use shelve_offload and unshelve to achieve this.")
+
+
+@base.ObjectRegistry.register
+class Aggregate(base.NovaForcedownObject):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'name': fields.StringField(),
+        'hosts': fields.ListOfStringsField(),
+        'metadata': fields.DictOfStringsField(),
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+    @property
+    def availability_zone(self):
+        return self.metadata.get(AZ_KEY)
+
+    @staticmethod
+    def _from_db_object(context, aggregate, row):
+        for field in aggregate.fields:
+            setattr(aggregate, field, getattr(row, field))
+        aggregate._context = context
+        aggregate.obj_reset_changes()
+        return aggregate
+
+    def _reload(self, row):
+        return self._from_db_object(self._context, self, row)
+
+    @classmethod
+    def get_by_id(cls, context, aggregate_id):
+        return cls._from_db_object(
+            context, cls(), db_aggregates.aggregate_get(context, aggregate_id))
+
+    @classmethod
+    def create(cls, context, name, availability_zone=None):
+        """A new aggregate; its zone, if any, is its metadata."""
+        metadata = ({AZ_KEY: availability_zone}
+                    if availability_zone is not None else None)
+        row = db_aggregates.aggregate_create(context, name, metadata)
+        return cls._from_db_object(context, cls(), row)
+
+    def update(self, name=None, **zone):
+        """Rename and/or (with ``availability_zone=``) change the zone.
+
+        Checked before anything is written, then one transaction.
+        """
+        metadata = {AZ_KEY: zone[AZ_KEY]} if AZ_KEY in zone else {}
+        self._check_zone_change(metadata, exception.CannotUpdateAggregate)
+        self._reload(db_aggregates.aggregate_update(
+            self._context, self.id, name=name, metadata=metadata))
+
+    def update_metadata(self, metadata):
+        """Merge ``metadata``; a None value deletes its key."""
+        self._check_zone_change(metadata,
+                                exception.CannotUpdateAggregateMetadata)
+        self._reload(db_aggregates.aggregate_metadata_update(
+            self._context, self.id, metadata))
+
+    def destroy(self):
+        db_aggregates.aggregate_delete(
+            self._context, self.id,
+            refuse_hosts=lambda row: exception.CannotDeleteAggregate(
+                aggregate_id=row.id, reason='Host aggregate is not empty'))
+
+    @classmethod
+    def add_host_to(cls, context, aggregate_id, host):
+        """Add the compute ``host``; checks in Nova's order.
+
+        ComputeHostNotFound, AggregateNotFound, CannotAddAggregateHost
+        (zone rules), then AggregateHostExists.
+        """
+        _require_compute(context, host)
+        aggregate = cls.get_by_id(context, aggregate_id)
+        fail = exception.CannotAddAggregateHost
+        zone = aggregate.availability_zone
+        if zone is not None:
+            aggregate._check_one_zone([host], zone, fail)
+            _check_instances_keep_zone(context, host, 'added to',
+                                       new=zone, fail=fail,
+                                       aggregate_id=aggregate_id)
+        aggregate._reload(db_aggregates.aggregate_host_add(
+            context, aggregate_id, host))
+        return aggregate
+
+    @classmethod
+    def remove_host_from(cls, context, aggregate_id, host):
+        """Remove ``host`` from the aggregate ``aggregate_id``.
+
+        ComputeHostNotFound, AggregateNotFound or AggregateHostNotFound when
+        there is nothing to remove; CannotRemoveAggregateHost when its
+        instances would change zone.
+        """
+        _require_compute(context, host)
+        aggregate = cls.get_by_id(context, aggregate_id)
+        if host not in aggregate.hosts:
+            raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
+                                                  host=host)
+        if aggregate.availability_zone is not None:
+            remaining = {membership.zone for membership in
+                         db_aggregates.zone_memberships(context, [host])
+                         if membership.aggregate_id != aggregate_id}
+            _check_instances_keep_zone(
+                context, host, 'removed from', new=_zone_text(remaining),
+                fail=exception.CannotRemoveAggregateHost,
+                aggregate_id=aggregate_id)
+        aggregate._reload(db_aggregates.aggregate_host_delete(
+            context, aggregate_id, host))
+        return aggregate
+
+    @classmethod
+    def place_hosts_in_zone(cls, context, hosts, zone):
+        """Put each of ``hosts`` in ``zone``, as an agent registers them.
+
+        A host already in the zone is left alone. The others join the
+        first aggregate of the zone, made (named after the zone) when there
+        is none, under the rules of add_host_to.
+        """
+        placed = {membership.host for membership in
+                  db_aggregates.zone_memberships(context, hosts)
+                  if membership.zone == zone}
+        missing = [host for host in hosts if host not in placed]
+        if not missing:
+            return
+        aggregates = db_aggregates.aggregate_get_by_zone(context, zone)
+        aggregate_id = (aggregates[0].id if aggregates else
+                        cls.create(context, zone, availability_zone=zone).id)
+        for host in missing:
+            cls.add_host_to(context, aggregate_id, host)
+
+    def _check_zone_change(self, metadata, fail):
+        """The rules of a new ``availability_zone`` for this aggregate."""
+        if AZ_KEY not in metadata:
+            return
+        zone = metadata[AZ_KEY]
+        if not zone:
+            raise fail(aggregate_id=self.id, reason=(
+                'Aggregate %s does not support empty named availability '
+                'zone' % self.name))
+        self._check_one_zone(self.hosts, zone, fail)
+        if zone != self.availability_zone and self.hosts and (
+                instance_obj.InstanceList.get_by_hosts(self._context,
+                                                       self.hosts)):
+            raise fail(aggregate_id=self.id, reason=(
+                'One or more hosts contain instances in this zone'))
+
+    def _check_one_zone(self, hosts, zone, fail):
+        """A host of ``hosts`` may be in no other zone than ``zone``."""
+        if not hosts:
+            return
+        conflicting = [membership.zone for membership in
+                       db_aggregates.zone_memberships(self._context, hosts)
+                       if membership.aggregate_id != self.id and
+                       membership.zone != zone]
+        if conflicting:
+            raise fail(aggregate_id=self.id, reason=(
+                'One or more hosts already in availability zone(s) %s'
+                % conflicting))
+
+
+def _require_compute(context, host):
+    try:
+        db_api.service_get_by_host_and_binary(context, host,
+                                              db_api.COMPUTE_BINARY)
+    except exception.HostBinaryNotFound:
+        raise exception.ComputeHostNotFound(host=host)
+
+
+def _zone_text(zones):
+    """The zone of a host in aggregates of ``zones``; None in none."""
+    return ','.join(sorted(zones)) or None
+
+
+def _check_instances_keep_zone(context, host, action, new, fail,
+                               aggregate_id):
+    old = _zone_text(membership.zone for membership in
+                     db_aggregates.zone_memberships(context, [host]))
+    if old == new:
+        return
+    count = len(instance_obj.InstanceList.get_by_host(context, host))
+    if count:
+        raise fail(aggregate_id=aggregate_id, reason=(
+            _INSTANCES_WOULD_CHANGE_ZONE % {'action': action, 'old': old,
+                                            'new': new, 'count': count}))
+
+
+@base.ObjectRegistry.register
+class AggregateList(base.ObjectListBase, base.NovaForcedownObject):
+    # Version 1.0: Initial version
+    VERSION = '1.0'
+
+    fields = {
+        'objects': fields.ListOfObjectsField('Aggregate'),
+    }
+
+    @classmethod
+    def get_all(cls, context):
+        """Every aggregate with its hosts and metadata, in id order."""
+        return base.list_from_db(cls, Aggregate, context,
+                                 db_aggregates.aggregate_get_all(context))
+
+    @classmethod
+    def get_by_host(cls, context, host):
+        return base.list_from_db(
+            cls, Aggregate, context,
+            db_aggregates.aggregate_get_by_host(context, host))
+
+    @staticmethod
+    def zones_by_host(context, hosts=None):
+        """{host: its zone text} for hosts in a zone, in one statement.
+
+        A host in aggregates of several zones (made before the rules, or
+        by hand) shows them joined by commas, as Nova shows it.
+        """
+        zones = {}
+        for membership in db_aggregates.zone_memberships(context, hosts):
+            zones.setdefault(membership.host, set()).add(membership.zone)
+        return {host: _zone_text(names) for host, names in zones.items()}
