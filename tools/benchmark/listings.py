@@ -33,9 +33,9 @@ LISTINGS = [
      'detail_page'),
 ]
 
-_SERVICE_COLUMNS = ('id', 'uuid', 'binary', 'host', 'topic',
-                    'availability_zone', 'disabled', 'disabled_reason',
-                    'last_seen_up', 'forced_down', 'updated_at')
+_SERVICE_COLUMNS = ('id', 'uuid', 'binary', 'host', 'topic', 'disabled',
+                    'disabled_reason', 'last_seen_up', 'forced_down',
+                    'updated_at')
 _NODE_SUMMARY_COLUMNS = ('id', 'uuid', 'hypervisor_hostname')
 _NODE_DETAIL_COLUMNS = _NODE_SUMMARY_COLUMNS + (
     'hypervisor_type', 'hypervisor_version', 'host_ip', 'host', 'vcpus',
@@ -44,11 +44,26 @@ _NODE_DETAIL_COLUMNS = _NODE_SUMMARY_COLUMNS + (
     'disk_available_least', 'cpu_info', 'stats')
 
 
+def _with_zone(service):
+    """Services joined with the zone of their host's aggregate, if any.
+
+    The seeded hosts are in one aggregate each, so a plain join gives each
+    service one row.
+    """
+    member = models.AggregateHost.__table__
+    zone = models.AggregateMetadata.__table__
+    return service.outerjoin(member, member.c.host == service.c.host) \
+        .outerjoin(zone, sa.and_(zone.c.aggregate_id == member.c.aggregate_id,
+                                 zone.c.key == 'availability_zone'))
+
+
 def _floor_queries(host):
     """Plain SELECTs returning the rows each listing returns."""
     service = models.Service.__table__
     node = models.ComputeNode.__table__
-    services = (sa.select(*[service.c[name] for name in _SERVICE_COLUMNS])
+    services = (sa.select(*[service.c[name] for name in _SERVICE_COLUMNS],
+                          models.AggregateMetadata.__table__.c.value)
+                .select_from(_with_zone(service))
                 .where(service.c.deleted == 0,
                        service.c.binary.not_in(seeding.HIDDEN_BINARIES))
                 .order_by(service.c.id))

@@ -20,12 +20,18 @@ def host_name(index):
     return 'compute-%05d' % index
 
 
+AGGREGATES = 50
+ZONES = 3
+
+
 def seed(engine, hosts, controllers=3):
     """N computes with nodes, and a few controllers with other binaries.
 
     Every 10th host is disabled, every 25th has not reported for an hour
     (down), every 50th is forced down; one in four nodes has an uptime in
-    its stats. Returns {host: service uuid} of the computes.
+    its stats. Each host is in one of 50 aggregates; the first 30 of them
+    are zones (az0, az1, az2). Returns {host: service uuid} of the
+    computes.
     """
     now = datetime.datetime.utcnow().replace(microsecond=0)
     stale = now - datetime.timedelta(hours=1)
@@ -42,7 +48,6 @@ def seed(engine, hosts, controllers=3):
             disabled_reason='maintenance' if index % 10 == 0 else None,
             last_seen_up=stale if index % 25 == 0 else now,
             forced_down=index % 50 == 0, version=1,
-            availability_zone='az%d' % (index % 3) if index % 2 else None,
             created_at=now, updated_at=now, deleted_at=None, deleted=0))
         nodes.append(dict(
             id=index, uuid=str(uuid.uuid4()), service_id=service_id,
@@ -71,22 +76,41 @@ def seed(engine, hosts, controllers=3):
                 topic=binary[5:] if binary in OTHER_BINARIES else None,
                 report_count=1, disabled=index == controllers,
                 disabled_reason=None, last_seen_up=now,
-                forced_down=False, version=1, availability_zone=None,
+                forced_down=False, version=1,
                 created_at=now, updated_at=now, deleted_at=None,
                 deleted=0))
+    aggregates, metadata, members = _aggregates(hosts, now)
     with engine.begin() as connection:
         for table, rows in ((models.Service.__table__, services),
-                            (models.ComputeNode.__table__, nodes)):
+                            (models.ComputeNode.__table__, nodes),
+                            (models.Aggregate.__table__, aggregates),
+                            (models.AggregateMetadata.__table__, metadata),
+                            (models.AggregateHost.__table__, members)):
             for start in range(0, len(rows), 2000):
                 connection.execute(table.insert(), rows[start:start + 2000])
     if engine.dialect.name == 'postgresql':
         with engine.begin() as connection:
-            for table in ('services', 'compute_nodes'):
+            for table in ('services', 'compute_nodes', 'aggregates',
+                          'aggregate_metadata', 'aggregate_hosts'):
                 connection.exec_driver_sql(
                     "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
                     "(SELECT max(id) FROM %s))" % (table, table))
             connection.exec_driver_sql('ANALYZE')
     return uuids
+
+
+def _aggregates(hosts, now):
+    """Rows of the aggregates, their zone metadata and their hosts."""
+    aggregates = [dict(id=number, uuid=str(uuid.uuid4()),
+                       name='aggregate-%02d' % number, created_at=now)
+                  for number in range(1, AGGREGATES + 1)]
+    metadata = [dict(aggregate_id=number, key='availability_zone',
+                     value='az%d' % (number % ZONES), created_at=now)
+                for number in range(1, AGGREGATES * 3 // 5 + 1)]
+    members = [dict(aggregate_id=index % AGGREGATES + 1,
+                    host=host_name(index), created_at=now)
+               for index in range(1, hosts + 1)]
+    return aggregates, metadata, members
 
 
 class Database:

@@ -23,11 +23,12 @@ def list_services(req):
     req.context.can(policies.LIST)
     # Read-only rows rather than Service objects: a listing of thousands
     # of services spends its time building objects it never changes.
+    host = validation.last(params, 'host') or None
     services = service_obj.ServiceList.get_records(
-        req.context, host=validation.last(params, 'host') or None,
+        req.context, host=host,
         binary=validation.last(params, 'binary') or None, include_api=False)
     view = views.Services(req.version, zones.ServiceZones.load(
-        req.context, req.app.conf))
+        req.context, req.app.conf, hosts=[host] if host else None))
     is_up = req.app.servicegroup.service_is_up
     return api_request.listing_response(
         'services', services,
