@@ -1,0 +1,60 @@
+"""Aggregate zone rules on real SQLite, PostgreSQL and MariaDB databases."""
+
+from nova_forcedown import exception
+from nova_forcedown.objects import aggregate as aggregate_obj
+from tests import fixtures as nf_fixtures
+
+Aggregate = aggregate_obj.Aggregate
+
+
+class AggregateTestsMixin:
+
+    def setUp(self):
+        super().setUp()
+        for host in ('compute1', 'compute2'):
+            nf_fixtures.create_service(self.context, host=host)
+
+    def test_host_names_are_compared_exactly(self):
+        aggregate = Aggregate.create(self.context, 'agg1')
+        for add_or_remove in (Aggregate.add_host_to,
+                              Aggregate.remove_host_from):
+            self.assertRaises(exception.ComputeHostNotFound, add_or_remove,
+                              self.context, aggregate.id, 'COMPUTE1')
+        Aggregate.add_host_to(self.context, aggregate.id, 'compute1')
+        self.assertRaises(exception.ComputeHostNotFound,
+                          Aggregate.remove_host_from, self.context,
+                          aggregate.id, 'Compute1')
+        self.assertEqual(['compute1'], Aggregate.get_by_id(
+            self.context, aggregate.id).hosts)
+
+    def test_a_zone_conflict_names_each_aggregate_once(self):
+        zoned = Aggregate.create(self.context, 'zoned',
+                                 availability_zone='az1')
+        plain = Aggregate.create(self.context, 'plain')
+        for host in ('compute1', 'compute2'):
+            Aggregate.add_host_to(self.context, zoned.id, host)
+            Aggregate.add_host_to(self.context, plain.id, host)
+        error = self.assertRaises(
+            exception.CannotUpdateAggregateMetadata,
+            Aggregate.get_by_id(self.context, plain.id).update_metadata,
+            {'availability_zone': 'az2'})
+        self.assertIn("availability zone(s) ['az1'].", str(error))
+
+    def test_a_host_with_instances_may_leave_one_aggregate_of_its_zone(self):
+        first = Aggregate.create(self.context, 'first',
+                                 availability_zone='az1')
+        second = Aggregate.create(self.context, 'second',
+                                  availability_zone='az1')
+        for aggregate in (first, second):
+            Aggregate.add_host_to(self.context, aggregate.id, 'compute1')
+        nf_fixtures.create_instance(self.context, 'compute1')
+
+        Aggregate.remove_host_from(self.context, first.id, 'compute1')
+
+        error = self.assertRaises(exception.CannotRemoveAggregateHost,
+                                  Aggregate.remove_host_from, self.context,
+                                  second.id, 'compute1')
+        self.assertIn("would change from 'az1' to 'None'", str(error))
+
+
+nf_fixtures.backend_test_cases(AggregateTestsMixin, globals())
