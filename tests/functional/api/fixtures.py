@@ -25,6 +25,7 @@ import webob
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context
 from nova_forcedown.api import deploy
+from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from tests import fixtures as nf_fixtures
@@ -86,11 +87,17 @@ class Database:
 def seeded_database(test):
     """A fresh Database for ``test``, holding every kind of compute host.
 
-    For tests that build the app themselves, outside a gabbi file.
+    And two aggregates without zone or host (``MATRIX_AGGREGATE_ID``,
+    ``DOOMED_AGGREGATE_ID``). For tests that build the app themselves,
+    outside a gabbi file.
     """
     database = Database()
     test.addCleanup(database.close)
     ComputeHostsFixture().start_fixture()
+    ctxt = context.get_admin_context()
+    for label, name in (('MATRIX', 'matrix'), ('DOOMED', 'doomed')):
+        aggregate = aggregate_obj.Aggregate.create(ctxt, name)
+        os.environ[label + '_AGGREGATE_ID'] = str(aggregate.id)
     return database
 
 
@@ -208,3 +215,23 @@ class ComputeHostsFixture(fixture.GabbiFixture):
         os.environ[label + '_NODE_ID'] = str(node.id)
         os.environ[label + '_NODE_UUID'] = node.uuid
         return node
+
+
+class HostInZoneFixture(fixture.GabbiFixture):
+    """host1, with its two instances, in aggregate ``zone-a`` of that zone.
+
+    Written straight to the database, as an upgrade from per-service zones
+    leaves such a host: through the API, the zone rules refuse to move a
+    host with instances into a zone. Needs ComputeHostsFixture first.
+    Variable: ``ZONE_A_ID``, the aggregate's id.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        aggregate = db_aggregates.aggregate_create(
+            ctxt, 'zone-a', {db_aggregates.AZ_KEY: 'zone-a'})
+        db_aggregates.aggregate_host_add(ctxt, aggregate.id, 'host1')
+        os.environ['ZONE_A_ID'] = str(aggregate.id)
+
+    def stop_fixture(self):
+        pass
