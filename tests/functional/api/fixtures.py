@@ -28,6 +28,7 @@ from nova_forcedown.api import deploy
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
+from nova_forcedown.objects import aggregate as aggregate_obj
 from tests import fixtures as nf_fixtures
 
 ADMIN_PROJECT = '6f70656e737461636b'
@@ -232,6 +233,28 @@ class HostInZoneFixture(fixture.GabbiFixture):
             ctxt, 'zone-a', {db_aggregates.AZ_KEY: 'zone-a'})
         db_aggregates.aggregate_host_add(ctxt, aggregate.id, 'host1')
         os.environ['ZONE_A_ID'] = str(aggregate.id)
+
+    def stop_fixture(self):
+        pass
+
+
+class AggregatesFixture(fixture.GabbiFixture):
+    """Aggregates for the API samples; needs ComputeHostsFixture first.
+
+    ``agg1`` is zone ``az1``, holds host2 (no instances) and has metadata
+    ``ssd=true``; ``rack-3`` has no zone, no host and no metadata.
+    Variables: ``AGG1_ID`` and ``RACK3_ID``.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        agg1 = aggregate_obj.Aggregate.create(ctxt, 'agg1',
+                                              availability_zone='az1')
+        agg1.update_metadata({'ssd': 'true'})
+        aggregate_obj.Aggregate.add_host_to(ctxt, agg1.id, 'host2')
+        rack3 = aggregate_obj.Aggregate.create(ctxt, 'rack-3')
+        os.environ['AGG1_ID'] = str(agg1.id)
+        os.environ['RACK3_ID'] = str(rack3.id)
 
     def stop_fixture(self):
         pass
