@@ -46,6 +46,9 @@ metadata_with_null = {
                                       'maxLength': 255},
     },
     'additionalProperties': False,
+    # Python's '$' also matches before a final newline, so Nova's pattern
+    # lets 255 characters and a newline through, which no key column holds.
+    'propertyNames': {'maxLength': 255},
 }
 non_negative_integer_string = {'type': 'string', 'pattern': '^[0-9]+$'}
 single_param = {'type': 'array', 'maxItems': 1}

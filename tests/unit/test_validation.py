@@ -114,6 +114,9 @@ class TestErrorWording(base.BaseTestCase):
         self.assertIn("'bad/key' does not match any of the regexes",
                       _message({'bad/key': 'x'}, schema))
         self.assertIn('is too long', _message({'k': 'v' * 256}, schema))
+        self.assertIsNone(_message({'k' * 254 + '\n': 'v'}, schema))
+        self.assertIn('is too long', _message({'k' * 255 + '\n': 'v'},
+                                              schema))
         self.assertIn("is not of type 'string', 'null'",
                       _message({'k': 1}, schema))
 

@@ -56,5 +56,16 @@ class AggregateTestsMixin:
                                   second.id, 'compute1')
         self.assertIn("would change from 'az1' to 'None'", str(error))
 
+    def test_the_longest_names_and_metadata_the_api_takes_are_kept(self):
+        name = '\u00e9' * 255
+        # Characters beyond U+FFFF are test_text_on_backends' subject:
+        # oslo.db's MariaDB test URL cannot carry them.
+        metadata = {'k' * 254 + '\n': '\u2603' * 255,
+                    'availability_zone': 'z' * 255}
+        aggregate = Aggregate.create(self.context, name)
+        aggregate.update_metadata(metadata)
+        loaded = Aggregate.get_by_id(self.context, aggregate.id)
+        self.assertEqual((name, metadata), (loaded.name, loaded.metadata))
+
 
 nf_fixtures.backend_test_cases(AggregateTestsMixin, globals())
