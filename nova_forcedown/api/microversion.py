@@ -1,6 +1,6 @@
 """The compute API's microversions: one table, one comment per version.
 
-Only the versions that change os-services or os-hypervisors are named;
+Only the versions that change a resource this API serves are named;
 every other version in the range is accepted and behaves like the one
 before it, as in Nova.
 """
@@ -20,20 +20,25 @@ VERSIONS = [
     '2.11',   # PUT /os-services/force-down; forced_down in service views.
     '2.28',   # Hypervisor cpu_info is an object, not a JSON string.
     '2.33',   # Hypervisor list/detail paging: limit, marker, links.
+    '2.41',   # Aggregate views show the aggregate's uuid.
     '2.53',   # UUID ids for services and hypervisors; PUT
               # /os-services/{uuid}; hypervisor_hostname_pattern and
               # with_servers; search and servers endpoints removed.
     '2.75',   # Strict query parameters on GET /os-services; servers: []
               # always present when with_servers is requested.
+    '2.81',   # POST /os-aggregates/{id}/images: cache images on the
+              # aggregate's hosts.
     '2.88',   # Hypervisor views lose resource counts and cpu_info and gain
               # uptime; statistics and uptime endpoints removed.
+    '2.102',  # Strict query parameters on GET /os-aggregates[/{id}].
     '2.104',  # Nova's maximum; nothing in these resources changed since.
 ]
 
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
-V2_1, V2_11, V2_28, V2_33, V2_53, V2_75, V2_88, V2_104 = (
-    microversion_parse.parse_version_string(text) for text in VERSIONS)
+(V2_1, V2_11, V2_28, V2_33, V2_41, V2_53, V2_75, V2_81, V2_88, V2_102,
+ V2_104) = (microversion_parse.parse_version_string(text)
+            for text in VERSIONS)
 MIN_VERSION = V2_1
 MAX_VERSION = V2_104
 
@@ -111,6 +116,18 @@ def removed_in(version):
         @functools.wraps(handler)
         def wrapper(req):
             if req.version.matches(version):
+                raise webob.exc.HTTPNotFound(explanation=NOT_FOUND)
+            return handler(req)
+        return wrapper
+    return decorator
+
+
+def added_in(version):
+    """Serve a handler from ``version`` on; below it, answer 404."""
+    def decorator(handler):
+        @functools.wraps(handler)
+        def wrapper(req):
+            if not req.version.matches(version):
                 raise webob.exc.HTTPNotFound(explanation=NOT_FOUND)
             return handler(req)
         return wrapper

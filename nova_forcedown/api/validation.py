@@ -5,9 +5,12 @@ Nova's wording: ``Invalid input for field/attribute <field>. Value:
 <value>. <reason>``, or just the reason for a top-level error.
 """
 
+import unicodedata
+
 import jsonschema
 from oslo_serialization import jsonutils
 from oslo_utils import strutils
+from oslo_utils import uuidutils
 import webob.exc
 
 from nova_forcedown.api import request as api_request
@@ -26,6 +29,27 @@ boolean = {'type': ['boolean', 'string'], 'enum': BOOLEAN_VALUES}
 fqdn = {'type': 'string', 'minLength': 1, 'maxLength': 255,
         'pattern': '^[a-zA-Z0-9-._]*$'}
 name_string = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+# Names of things this API creates (aggregates): printable text without
+# whitespace at either end; on update and at /v2, whitespace at the ends
+# is allowed (and stripped by the handler). Zone names refuse ':' too.
+name = dict(name_string, format='name')
+name_with_leading_trailing_spaces = dict(
+    name_string, format='name_with_leading_trailing_spaces')
+az_name = dict(name_string, format='az_name')
+az_name_with_leading_trailing_spaces = dict(
+    name_string, format='az_name_with_leading_trailing_spaces')
+uuid = {'type': 'string', 'format': 'uuid'}
+metadata_with_null = {
+    'type': 'object',
+    'patternProperties': {
+        '^[a-zA-Z0-9-_:. ]{1,255}$': {'type': ['string', 'null'],
+                                      'maxLength': 255},
+    },
+    'additionalProperties': False,
+    # Python's '$' also matches before a final newline, so Nova's pattern
+    # lets 255 characters and a newline through, which no key column holds.
+    'propertyNames': {'maxLength': 255},
+}
 non_negative_integer_string = {'type': 'string', 'pattern': '^[0-9]+$'}
 single_param = {'type': 'array', 'maxItems': 1}
 
@@ -46,12 +70,87 @@ def to_bool(value):
     return strutils.bool_from_string(value, strict=True)
 
 
+class InvalidName(ValueError):
+    """A name breaks its format's rule; the text is Nova's message."""
+
+    def __init__(self, rule):
+        super().__init__("An invalid 'name' value was provided. The name "
+                         "must be: %s" % rule)
+
+
+def _printable(char):
+    """Nova's printable: no control, format or line/paragraph separator.
+
+    Nova builds its name rules from the characters below U+FFFF only, so
+    a character beyond them (an emoji) is refused as it is there.
+    """
+    category = unicodedata.category(char)
+    return (ord(char) < 0xFFFF and category[0] != 'C' and
+            (category[0] != 'Z' or category == 'Zs'))
+
+
+def _is_space(char):
+    return unicodedata.category(char) == 'Zs'
+
+
+def _name_check(rule, forbidden='', edge_spaces=False):
+    """A format check of names made of printable characters.
+
+    Without ``edge_spaces`` the name may not start or end with a space;
+    with it, it needs one character that is not a space. Anything but a
+    string passes: its type is the schema's ``type`` to refuse.
+    """
+    def check(text):
+        if not isinstance(text, str) or not text:
+            return True
+        if any(not _printable(char) or char in forbidden for char in text):
+            raise InvalidName(rule)
+        if edge_spaces:
+            if all(_is_space(char) for char in text):
+                raise InvalidName(rule)
+        elif _is_space(text[0]) or _is_space(text[-1]):
+            raise InvalidName(rule)
+        return True
+    return check
+
+
+def _is_uuid(value):
+    return not isinstance(value, str) or uuidutils.is_uuid_like(value)
+
+
+# Only the formats above are checked, each as Nova checks it.
+FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
+for _format, _check in (
+        ('name', _name_check(
+            'printable characters. Can not start or end with whitespace.')),
+        ('name_with_leading_trailing_spaces', _name_check(
+            'printable characters with at least one non space character',
+            edge_spaces=True)),
+        ('az_name', _name_check(
+            # Nova's text, with no space after "except :.".
+            'printable characters except :.Can not start or end with '
+            'whitespace.', forbidden=':')),
+        ('az_name_with_leading_trailing_spaces', _name_check(
+            'printable characters except :, with at least one non space '
+            'character', forbidden=':', edge_spaces=True)),
+        ('uuid', _is_uuid)):
+    FORMAT_CHECKER.checks(_format, raises=InvalidName)(_check)
+
+
 def _error_message(error, where):
-    path = [str(part) for part in error.path if not isinstance(part, int)]
+    """Nova's text: a name rule's own message, else the field and why.
+
+    A body error names its innermost field; a query error names its
+    parameter (the outermost key, the rest are list positions).
+    """
+    if isinstance(error.cause, InvalidName):
+        return str(error.cause)
+    path = list(error.absolute_path)
     if not path:
         return error.message
+    field = path[-1] if where == BODY_FIELD else path[0]
     return 'Invalid input for %s %s. Value: %s. %s' % (
-        where, '/'.join(path), _value_text(error.instance), error.message)
+        where, field, _value_text(error.instance), error.message)
 
 
 def _value_text(value):
@@ -60,10 +159,15 @@ def _value_text(value):
     return value
 
 
-def validate(instance, schema, where='field/attribute'):
+BODY_FIELD = 'field/attribute'
+QUERY_PARAMETER = 'query parameters'
+
+
+def validate(instance, schema, where=BODY_FIELD):
     """Raise 400 with the first error's Nova message; return ``instance``."""
     error = jsonschema.exceptions.best_match(
-        _VALIDATOR(schema).iter_errors(instance))
+        _VALIDATOR(schema, format_checker=FORMAT_CHECKER)
+        .iter_errors(instance))
     if error is not None:
         raise webob.exc.HTTPBadRequest(
             explanation=_error_message(error, where))
@@ -149,14 +253,34 @@ def _storable(text):
 def body(req, schema):
     """Validate the request body against ``schema``.
 
-    The legacy /v2 API validates softly: unknown top-level keys are
-    dropped instead of refused, as Nova's v2 compatibility mode does.
+    The legacy /v2 API validates softly: unknown keys are dropped instead
+    of refused, as Nova's v2 compatibility mode does.
     """
-    data = json_body(req)
-    if req.legacy_v2 and isinstance(data, dict):
-        allowed = schema.get('properties', {})
-        data = {key: value for key, value in data.items() if key in allowed}
+    return validate_body(req, json_body(req), schema)
+
+
+def validate_body(req, data, schema):
+    """Validate ``data``, a body already read with json_body, as body()."""
+    if req.legacy_v2:
+        data = _known_keys_only(data, schema)
     return validate(data, schema)
+
+
+def _known_keys_only(data, schema):
+    """``data`` without the keys its schema refuses, at every level.
+
+    Keys of an object that takes them by pattern (metadata) are kept, so
+    a bad one is still refused, as in Nova.
+    """
+    if not isinstance(data, dict) or not isinstance(schema, dict):
+        return data
+    properties = schema.get('properties', {})
+    if (schema.get('additionalProperties', True) is False and
+            not schema.get('patternProperties')):
+        data = {key: value for key, value in data.items()
+                if key in properties}
+    return {key: _known_keys_only(value, properties.get(key))
+            for key, value in data.items()}
 
 
 def query(req, schema):
@@ -171,7 +295,7 @@ def query(req, schema):
     if schema.get('additionalProperties', True):
         params = {name: values for name, values in params.items()
                   if name in schema['properties']}
-    return validate(params, schema, where='query parameters')
+    return validate(params, schema, where=QUERY_PARAMETER)
 
 
 def last(params, name, default=None):

@@ -173,24 +173,38 @@ class Aggregate(base.NovaForcedownObject):
                 'One or more hosts contain instances in this zone'))
 
     def _check_one_zone(self, hosts, zone, fail):
-        """A host of ``hosts`` may be in no other zone than ``zone``."""
+        """A host of ``hosts`` may be in no other zone than ``zone``.
+
+        The refusal names the zone of each other aggregate that holds one
+        of the hosts, in id order, as Nova does: once per aggregate, not
+        once per host.
+        """
         if not hosts:
             return
-        conflicting = [membership.zone for membership in
+        conflicting = {membership.aggregate_id: membership.zone
+                       for membership in
                        db_aggregates.zone_memberships(self._context, hosts)
                        if membership.aggregate_id != self.id and
-                       membership.zone != zone]
+                       membership.zone != zone}
         if conflicting:
             raise fail(aggregate_id=self.id, reason=(
                 'One or more hosts already in availability zone(s) %s'
-                % conflicting))
+                % list(conflicting.values())))
 
 
 def _require_compute(context, host):
+    """ComputeHostNotFound unless ``host`` runs nova-compute.
+
+    The name must match exactly: MariaDB compares text without case, and
+    a host added as ``HOST1`` would be a host no service has, as Nova
+    guards against.
+    """
     try:
-        db_api.service_get_by_host_and_binary(context, host,
-                                              db_api.COMPUTE_BINARY)
+        service = db_api.service_get_by_host_and_binary(
+            context, host, db_api.COMPUTE_BINARY)
     except exception.HostBinaryNotFound:
+        raise exception.ComputeHostNotFound(host=host)
+    if service.host != host:
         raise exception.ComputeHostNotFound(host=host)
 
 
@@ -201,8 +215,8 @@ def _zone_text(zones):
 
 def _check_instances_keep_zone(context, host, action, new, fail,
                                aggregate_id):
-    old = _zone_text(membership.zone for membership in
-                     db_aggregates.zone_memberships(context, [host]))
+    old = _zone_text({membership.zone for membership in
+                      db_aggregates.zone_memberships(context, [host])})
     if old == new:
         return
     count = len(instance_obj.InstanceList.get_by_host(context, host))

@@ -9,8 +9,8 @@ UUID or timestamp. So the documentation cannot drift from the code.
 
 ``{NAME}`` in a sample's path is the fixture's environment variable NAME
 (e.g. ``{HOST1_NODE_UUID}``). To rewrite the samples after an intended
-change, run this module with NOVA_FORCEDOWN_WRITE_SAMPLES=1 and review the
-diff.
+change, run this module with NOVA_FORCEDOWN_WRITE_SAMPLES=1 (or the start
+of the names to rewrite, e.g. ``os-aggregates/``) and review the diff.
 """
 
 import json
@@ -88,7 +88,39 @@ REQUESTS = [
      '/os-hypervisors/host/search', '2.1', None),
     ('os-hypervisors/hypervisors-servers-v2.1', 'GET',
      '/os-hypervisors/host1/servers', '2.1', None),
+    ('os-aggregates/aggregates-list-v2.1', 'GET', '/os-aggregates', '2.1',
+     None),
+    ('os-aggregates/aggregates-list-v2.41', 'GET', '/os-aggregates',
+     '2.41', None),
+    ('os-aggregates/aggregate-create-v2.1', 'POST', '/os-aggregates',
+     '2.1', {'aggregate': {'name': 'agg2', 'availability_zone': 'az2'}}),
+    ('os-aggregates/aggregate-create-v2.41', 'POST', '/os-aggregates',
+     '2.41', {'aggregate': {'name': 'agg2', 'availability_zone': 'az2'}}),
+    ('os-aggregates/aggregate-show-v2.41', 'GET', '/os-aggregates/{AGG1_ID}',
+     '2.41', None),
+    ('os-aggregates/aggregate-update-v2.41', 'PUT',
+     '/os-aggregates/{AGG1_ID}', '2.41',
+     {'aggregate': {'name': 'agg1-renamed'}}),
+    ('os-aggregates/aggregate-add-host-v2.41', 'POST',
+     '/os-aggregates/{AGG1_ID}/action', '2.41',
+     {'add_host': {'host': 'host4'}}),
+    ('os-aggregates/aggregate-remove-host-v2.41', 'POST',
+     '/os-aggregates/{AGG1_ID}/action', '2.41',
+     {'remove_host': {'host': 'host2'}}),
+    ('os-aggregates/aggregate-set-metadata-v2.41', 'POST',
+     '/os-aggregates/{AGG1_ID}/action', '2.41',
+     {'set_metadata': {'metadata': {'ssd': None, 'rack': 'r3'}}}),
+    ('os-aggregates/aggregate-delete-v2.1', 'DELETE',
+     '/os-aggregates/{RACK3_ID}', '2.1', None),
+    ('os-aggregates/aggregate-images-v2.81', 'POST',
+     '/os-aggregates/{AGG1_ID}/images', '2.81',
+     {'cache': [{'id': '70a599e0-31e7-49b7-b260-868f441e862b'}]}),
 ]
+
+# Samples of these directories also get these fixtures' rows.
+EXTRA_FIXTURES = {
+    'os-aggregates': [api_fixtures.AggregatesFixture],
+}
 
 
 def sample_names():
@@ -157,6 +189,12 @@ class TestAPISamples(testtools.TestCase):
         self.addCleanup(hosts.stop_fixture)
 
     @staticmethod
+    def add_rows_for(name):
+        """Start the extra fixtures of sample ``name``'s directory."""
+        for extra in EXTRA_FIXTURES.get(name.split('/')[0], ()):
+            extra().start_fixture()
+
+    @staticmethod
     def call(request):
         path = '/v2.1' + request['path'].format(**os.environ)
         req = webob.Request.blank(path, base_url=BASE_URL,
@@ -173,6 +211,7 @@ class TestAPISamples(testtools.TestCase):
                 'body': response.json if response.body else None}
 
     def check_sample(self, name):
+        self.add_rows_for(name)
         with open(os.path.join(SAMPLES_DIR, name + '.json')) as sample_file:
             sample = json.load(sample_file)
         actual = self.call(sample['request'])
@@ -198,9 +237,14 @@ for _name in sample_names():
     setattr(TestAPISamples, _test.__name__, _test)
 
 
-def write_samples():
-    """Rewrite every sample from REQUESTS, each on fresh fixtures."""
+def write_samples(prefix=''):
+    """Rewrite each sample of REQUESTS named ``prefix...``, on fresh rows.
+
+    The default prefix rewrites them all.
+    """
     for name, method, path, version, body in REQUESTS:
+        if not name.startswith(prefix):
+            continue
         request = {'method': method, 'path': path, 'version': version}
         if body is not None:
             request['body'] = body
@@ -208,6 +252,7 @@ def write_samples():
         api.start_fixture()
         hosts = api_fixtures.ComputeHostsFixture()
         hosts.start_fixture()
+        TestAPISamples.add_rows_for(name)
         try:
             response = TestAPISamples.call(request)
         finally:
@@ -223,4 +268,6 @@ def write_samples():
 
 if __name__ == '__main__' and os.environ.get(
         'NOVA_FORCEDOWN_WRITE_SAMPLES'):
-    write_samples()
+    # NOVA_FORCEDOWN_WRITE_SAMPLES=os-aggregates/ rewrites only those.
+    write_samples('' if os.environ['NOVA_FORCEDOWN_WRITE_SAMPLES'] == '1'
+                  else os.environ['NOVA_FORCEDOWN_WRITE_SAMPLES'])

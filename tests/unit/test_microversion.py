@@ -127,6 +127,29 @@ class TestRemovedIn(base.BaseTestCase):
                               microversion.from_headers({LEGACY: text}))
 
 
+class TestAddedIn(base.BaseTestCase):
+
+    @staticmethod
+    @microversion.added_in(microversion.V2_81)
+    def _handler(req):
+        return 'served'
+
+    def _call(self, version):
+        req = api_request.Request.blank('/')
+        req.environ[api_request.ENV_VERSION] = version
+        return self._handler(req)
+
+    def test_not_found_before_the_addition(self):
+        for version in (microversion.from_headers({LEGACY: '2.80'}),
+                        microversion.LEGACY_V2_VERSION):
+            self.assertRaises(webob.exc.HTTPNotFound, self._call, version)
+
+    def test_served_from_the_addition_on(self):
+        for text in ('2.81', '2.104'):
+            self.assertEqual('served', self._call(
+                microversion.from_headers({LEGACY: text})))
+
+
 class TestVersionTable(base.BaseTestCase):
 
     def test_versions_ascend_within_the_range(self):

@@ -25,6 +25,15 @@ ADMIN_RULES = (
     'os_compute_api:os-hypervisors:uptime',
     'os_compute_api:os-hypervisors:search',
     'os_compute_api:os-hypervisors:servers',
+    'os_compute_api:os-aggregates:index',
+    'os_compute_api:os-aggregates:create',
+    'os_compute_api:os-aggregates:show',
+    'os_compute_api:os-aggregates:update',
+    'os_compute_api:os-aggregates:delete',
+    'os_compute_api:os-aggregates:add_host',
+    'os_compute_api:os-aggregates:remove_host',
+    'os_compute_api:os-aggregates:set_metadata',
+    'compute:aggregates:images',
 )
 EXTENSIONS_RULE = 'os_compute_api:extensions'
 

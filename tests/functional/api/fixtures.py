@@ -25,8 +25,10 @@ import webob
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context
 from nova_forcedown.api import deploy
+from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
+from nova_forcedown.objects import aggregate as aggregate_obj
 from tests import fixtures as nf_fixtures
 
 ADMIN_PROJECT = '6f70656e737461636b'
@@ -86,11 +88,17 @@ class Database:
 def seeded_database(test):
     """A fresh Database for ``test``, holding every kind of compute host.
 
-    For tests that build the app themselves, outside a gabbi file.
+    And two aggregates without zone or host (``MATRIX_AGGREGATE_ID``,
+    ``DOOMED_AGGREGATE_ID``). For tests that build the app themselves,
+    outside a gabbi file.
     """
     database = Database()
     test.addCleanup(database.close)
     ComputeHostsFixture().start_fixture()
+    ctxt = context.get_admin_context()
+    for label, name in (('MATRIX', 'matrix'), ('DOOMED', 'doomed')):
+        aggregate = aggregate_obj.Aggregate.create(ctxt, name)
+        os.environ[label + '_AGGREGATE_ID'] = str(aggregate.id)
     return database
 
 
@@ -208,3 +216,45 @@ class ComputeHostsFixture(fixture.GabbiFixture):
         os.environ[label + '_NODE_ID'] = str(node.id)
         os.environ[label + '_NODE_UUID'] = node.uuid
         return node
+
+
+class HostInZoneFixture(fixture.GabbiFixture):
+    """host1, with its two instances, in aggregate ``zone-a`` of that zone.
+
+    Written straight to the database, as an upgrade from per-service zones
+    leaves such a host: through the API, the zone rules refuse to move a
+    host with instances into a zone. Needs ComputeHostsFixture first.
+    Variable: ``ZONE_A_ID``, the aggregate's id.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        aggregate = db_aggregates.aggregate_create(
+            ctxt, 'zone-a', {db_aggregates.AZ_KEY: 'zone-a'})
+        db_aggregates.aggregate_host_add(ctxt, aggregate.id, 'host1')
+        os.environ['ZONE_A_ID'] = str(aggregate.id)
+
+    def stop_fixture(self):
+        pass
+
+
+class AggregatesFixture(fixture.GabbiFixture):
+    """Aggregates for the API samples; needs ComputeHostsFixture first.
+
+    ``agg1`` is zone ``az1``, holds host2 (no instances) and has metadata
+    ``ssd=true``; ``rack-3`` has no zone, no host and no metadata.
+    Variables: ``AGG1_ID`` and ``RACK3_ID``.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        agg1 = aggregate_obj.Aggregate.create(ctxt, 'agg1',
+                                              availability_zone='az1')
+        agg1.update_metadata({'ssd': 'true'})
+        aggregate_obj.Aggregate.add_host_to(ctxt, agg1.id, 'host2')
+        rack3 = aggregate_obj.Aggregate.create(ctxt, 'rack-3')
+        os.environ['AGG1_ID'] = str(agg1.id)
+        os.environ['RACK3_ID'] = str(rack3.id)
+
+    def stop_fixture(self):
+        pass

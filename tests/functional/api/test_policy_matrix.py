@@ -28,11 +28,28 @@ def _env(name):
 def _endpoints():
     """(method, path, version, body, admin status); run in this order.
 
-    Deletes come last and each removes a different service, so the admin
-    pass finds every row the earlier endpoints need.
+    Deletes come last and each removes a different service or aggregate,
+    so the admin pass finds every row the earlier endpoints need.
     """
     host1 = {'host': 'host1', 'binary': 'nova-compute'}
+    aggregate = '/v2.1/os-aggregates/' + _env('MATRIX_AGGREGATE_ID')
     return [
+        ('GET', '/v2.1/os-aggregates', '2.1', None, 200),
+        ('GET', '/v2/os-aggregates', None, None, 200),
+        ('POST', '/v2.1/os-aggregates', '2.1',
+         {'aggregate': {'name': 'made-by-the-matrix'}}, 200),
+        ('GET', aggregate, '2.41', None, 200),
+        ('PUT', aggregate, '2.1', {'aggregate': {'availability_zone': 'az1'}},
+         200),
+        ('POST', aggregate + '/action', '2.1',
+         {'add_host': {'host': 'host2'}}, 200),
+        ('POST', aggregate + '/action', '2.1',
+         {'set_metadata': {'metadata': {'ssd': 'true'}}}, 200),
+        ('POST', aggregate + '/action', '2.1',
+         {'remove_host': {'host': 'host2'}}, 200),
+        # No image service here: an admin learns the image is not found.
+        ('POST', aggregate + '/images', '2.81',
+         {'cache': [{'id': '9c6d7a5e-8f3b-4c2a-9e1d-0a1b2c3d4e5f'}]}, 400),
         ('GET', '/v2.1/os-services', '2.1', None, 200),
         ('GET', '/v2/os-services', None, None, 200),
         ('PUT', '/v2.1/os-services/enable', '2.1', host1, 200),
@@ -61,6 +78,8 @@ def _endpoints():
          None, 204),
         ('DELETE', '/v2.1/os-services/' + _env('SCHEDULER_SERVICE_UUID'),
          '2.53', None, 204),
+        ('DELETE', '/v2.1/os-aggregates/' + _env('DOOMED_AGGREGATE_ID'),
+         '2.1', None, 200),
     ]
 
 
@@ -102,7 +121,8 @@ class PolicyMatrixTest(_AppTestCase):
                     resp.body[:200]))
             elif want >= 400:
                 fault = jsonutils.loads(resp.body)
-                name = {401: 'unauthorized', 403: 'forbidden'}[want]
+                name = {400: 'badRequest', 401: 'unauthorized',
+                        403: 'forbidden'}[want]
                 if fault.get(name, {}).get('code') != want:
                     wrong.append('%s %s: bad fault %s' % (method, path,
                                                           resp.body))

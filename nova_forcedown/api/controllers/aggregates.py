@@ -1,0 +1,187 @@
+"""os-aggregates: host aggregates, and the zones they make, as in Nova.
+
+The zone rules (one zone per host, no empty zone name, no zone change
+under a host's instances) are the Aggregate object's; the handlers
+validate, authorize, read the id and map what Nova maps differently.
+Every handler of one aggregate goes: body schema, policy, integer id,
+operation.
+"""
+
+import webob.exc
+
+from nova_forcedown.api import microversion
+from nova_forcedown.api import request as api_request
+from nova_forcedown.api.schemas import aggregates as schemas
+from nova_forcedown.api import validation
+from nova_forcedown.api.views import aggregates as views
+from nova_forcedown import exception
+from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.policies import aggregates as policies
+
+Aggregate = aggregate_obj.Aggregate
+AZ_KEY = aggregate_obj.AZ_KEY
+
+
+def list_aggregates(req):
+    validation.query(req, _query_schema(req.version))
+    req.context.can(policies.INDEX)
+    aggregates = aggregate_obj.AggregateList.get_all(req.context)
+    return api_request.listing_response(
+        'aggregates', aggregates,
+        lambda aggregate: views.aggregate(aggregate, req.version))
+
+
+def create_aggregate(req):
+    body = validation.body(req, (schemas.CREATE_V20 if req.legacy_v2
+                                 else schemas.CREATE))
+    req.context.can(policies.CREATE)
+    fields = body['aggregate']
+    aggregate = Aggregate.create(
+        req.context, _stripped(fields['name']),
+        availability_zone=_stripped(fields.get(AZ_KEY)))
+    return api_request.json_response(
+        {'aggregate': views.created(aggregate, req.version)})
+
+
+def show_aggregate(req):
+    validation.query(req, _query_schema(req.version))
+    req.context.can(policies.SHOW)
+    return _respond(req, Aggregate.get_by_id(req.context,
+                                             _aggregate_id(req)))
+
+
+def update_aggregate(req):
+    body = validation.body(req, (schemas.UPDATE_V20 if req.legacy_v2
+                                 else schemas.UPDATE))
+    req.context.can(policies.UPDATE)
+    aggregate = Aggregate.get_by_id(req.context, _aggregate_id(req))
+    changes = body['aggregate']
+    zone = ({AZ_KEY: _stripped(changes[AZ_KEY])} if AZ_KEY in changes
+            else {})
+    aggregate.update(name=_stripped(changes.get('name')), **zone)
+    return _respond(req, aggregate)
+
+
+def delete_aggregate(req):
+    req.context.can(policies.DELETE)
+    Aggregate.get_by_id(req.context, _aggregate_id(req)).destroy()
+    return api_request.empty_response(status=200)
+
+
+def aggregate_action(req):
+    """POST /os-aggregates/{id}/action: the body's one key is the action."""
+    document = validation.json_body(req)
+    name = _action_name(document)
+    schema, rule, action = _ACTIONS[name]
+    body = validation.validate_body(req, document, schema)
+    req.context.can(rule)
+    return _respond(req, action(req.context, _aggregate_id(req), body[name]))
+
+
+@microversion.added_in(microversion.V2_81)
+def cache_images(req):
+    """Nova validates the request, then looks each image up.
+
+    No image service answers here, so no image can be found: the answer
+    is Nova's for an image its image service does not know, never a 202
+    for caching that nothing would do.
+    """
+    body = validation.body(req, schemas.CACHE_IMAGES_V281)
+    req.context.can(policies.IMAGES)
+    aggregate_id = _aggregate_id(req)
+    image_ids = [image['id'] for image in body['cache']]
+    if len(set(image_ids)) != len(image_ids):
+        raise webob.exc.HTTPBadRequest(
+            explanation='Duplicate images in request')
+    Aggregate.get_by_id(req.context, aggregate_id)
+    raise webob.exc.HTTPBadRequest(
+        explanation='Image %s could not be found.' % image_ids[0])
+
+
+ROUTES = {
+    '/os-aggregates': {'GET': list_aggregates, 'POST': create_aggregate},
+    '/os-aggregates/{id}': {'GET': show_aggregate, 'PUT': update_aggregate,
+                            'DELETE': delete_aggregate},
+    '/os-aggregates/{id}/action': {'POST': aggregate_action},
+    '/os-aggregates/{id}/images': {'POST': cache_images},
+}
+
+
+# ---------------------------------------------------------------- actions
+
+def _add_host(context, aggregate_id, args):
+    return Aggregate.add_host_to(context, aggregate_id, args['host'])
+
+
+def _remove_host(context, aggregate_id, args):
+    """Nothing to remove is one 404 for Nova, whatever is missing."""
+    host = args['host']
+    try:
+        return Aggregate.remove_host_from(context, aggregate_id, host)
+    except (exception.ComputeHostNotFound, exception.AggregateNotFound,
+            exception.AggregateHostNotFound):
+        raise webob.exc.HTTPNotFound(
+            explanation='Cannot remove host %s in aggregate %s'
+                        % (host, aggregate_id))
+
+
+def _set_metadata(context, aggregate_id, args):
+    aggregate = Aggregate.get_by_id(context, aggregate_id)
+    aggregate.update_metadata(args['metadata'])
+    return aggregate
+
+
+# action name -> (body schema, policy rule, operation)
+_ACTIONS = {
+    'add_host': (schemas.ADD_HOST, policies.ADD_HOST, _add_host),
+    'remove_host': (schemas.REMOVE_HOST, policies.REMOVE_HOST,
+                    _remove_host),
+    'set_metadata': (schemas.SET_METADATA, policies.SET_METADATA,
+                     _set_metadata),
+}
+
+
+def _action_name(document):
+    """The action a body asks for: its one key, as Nova reads it."""
+    if not isinstance(document, dict) or len(document) != 1:
+        raise webob.exc.HTTPBadRequest(
+            explanation=validation.MALFORMED_BODY)
+    name = next(iter(document))
+    if name not in _ACTIONS:
+        raise webob.exc.HTTPBadRequest(
+            explanation='There is no such action: %s' % name)
+    return name
+
+
+# ---------------------------------------------------------------- helpers
+
+def _query_schema(version):
+    return (schemas.QUERY_V2102 if version.matches(microversion.V2_102)
+            else schemas.QUERY)
+
+
+def _aggregate_id(req):
+    """The integer id of the path, as Nova reads it (``int()``).
+
+    An integer no aggregate can have (negative, beyond the column) is an
+    aggregate that does not exist.
+    """
+    text = req.urlvars['id']
+    try:
+        value = int(text)
+    except ValueError:
+        raise webob.exc.HTTPBadRequest(
+            explanation='Invalid input received: id must be an integer')
+    if validation.db_integer(str(value)) is None:
+        raise exception.AggregateNotFound(aggregate_id=value)
+    return value
+
+
+def _stripped(text):
+    """A name without the spaces around it, as Nova stores names."""
+    return text.strip() if isinstance(text, str) else text
+
+
+def _respond(req, aggregate):
+    return api_request.json_response(
+        {'aggregate': views.aggregate(aggregate, req.version)})
