@@ -88,6 +88,10 @@ REQUESTS = [
      '/os-hypervisors/host/search', '2.1', None),
     ('os-hypervisors/hypervisors-servers-v2.1', 'GET',
      '/os-hypervisors/host1/servers', '2.1', None),
+    ('os-availability-zone/availability-zone-list-v2.1', 'GET',
+     '/os-availability-zone', '2.1', None),
+    ('os-availability-zone/availability-zone-detail-v2.1', 'GET',
+     '/os-availability-zone/detail', '2.1', None),
 ]
 
 
