@@ -1,4 +1,5 @@
-"""nova-forcedown-manage: database and service administration."""
+"""nova-forcedown-manage: database, service, aggregate and zone
+administration."""
 
 import sys
 
@@ -17,6 +18,7 @@ from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
 from nova_forcedown import objects
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
@@ -141,6 +143,77 @@ def _add_service_parsers(subparsers):
     enable.set_defaults(func=_service_enable)
 
 
+AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',
+                     'Properties')
+
+
+def _aggregate_list(conf):
+    """Every aggregate, its zone, hosts and other metadata, by id."""
+    migration.check_migrated()
+    aggregates = aggregate_obj.AggregateList.get_all(
+        nf_context.get_admin_context())
+    print(_table(AGGREGATE_COLUMNS,
+                 [_aggregate_row(aggregate) for aggregate in aggregates]))
+
+
+def _aggregate_row(aggregate):
+    properties = sorted((key, value)
+                        for key, value in aggregate.metadata.items()
+                        if key != aggregate_obj.AZ_KEY)
+    return (aggregate.id, aggregate.uuid, aggregate.name,
+            aggregate.availability_zone, ', '.join(aggregate.hosts),
+            ', '.join('%s=%s' % item for item in properties))
+
+
+def _add_aggregate_parsers(subparsers):
+    commands = subparsers.add_parser(
+        'aggregate', help='Host aggregate commands, on the database.'
+    ).add_subparsers(dest='aggregate_command', required=True)
+    commands.add_parser(
+        'list', help='List host aggregates with their availability zone, '
+                     'hosts and other metadata.'
+    ).set_defaults(func=_aggregate_list)
+
+
+ZONE_COLUMNS = ('Zone', 'Zone Status', 'Host', 'Binary', 'Status', 'State',
+                'Updated At')
+
+
+def _availability_zone_list(conf):
+    """Every zone and its enabled services, as the API's detail shows."""
+    migration.check_migrated()
+    servicegroup = servicegroup_api.API(conf)
+    context = nf_context.get_admin_context()
+    services = service_obj.ServiceList.get_records(context)
+    listed = zones.ServiceZones.load(context, conf).availability_zones(
+        services, servicegroup.service_is_up)
+    print(_table(ZONE_COLUMNS,
+                 [row for zone in listed for row in _zone_rows(zone)]))
+
+
+def _zone_rows(zone):
+    """One row per service of the zone's tree; one, empty, if none."""
+    status = 'available' if zone.available else 'not available'
+    rows = [(zone.name, status, host, entry.service.binary,
+             service_status.status(entry.service),
+             service_status.state(entry.is_up),
+             objects_base.timestamp(entry.service.updated_at))
+            for host, entries in (zone.hosts or {}).items()
+            for entry in entries]
+    return rows or [(zone.name, status, '', '', '', '', '')]
+
+
+def _add_availability_zone_parsers(subparsers):
+    commands = subparsers.add_parser(
+        'availability_zone', help='Availability zone commands, on the '
+                                  'database.'
+    ).add_subparsers(dest='availability_zone_command', required=True)
+    commands.add_parser(
+        'list', help='List availability zones, available ones first, with '
+                     'the enabled services of each and their state.'
+    ).set_defaults(func=_availability_zone_list)
+
+
 def _notifications_listen(conf):
     """Print notifications until Ctrl-C; the database is not used."""
     topics = (conf.command.topics or
@@ -177,6 +250,8 @@ def _add_notifications_parsers(subparsers):
 def _add_parsers(subparsers):
     _add_db_parsers(subparsers)
     _add_service_parsers(subparsers)
+    _add_aggregate_parsers(subparsers)
+    _add_availability_zone_parsers(subparsers)
     _add_notifications_parsers(subparsers)
 
 

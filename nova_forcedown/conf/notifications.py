@@ -22,10 +22,13 @@ NOTIFICATION_OPTS = [
                         ('versioned', 'Send versioned notifications.'),
                         ('both', 'The same as versioned here.')],
                help='Which notification format to send. service.create, '
-                    'service.update and service.delete are versioned '
-                    'notifications, so they are sent only with versioned '
-                    'or both, and only when [oslo_messaging_notifications] '
-                    'driver names a driver (e.g. messagingv2).'),
+                    'service.update, service.delete and the aggregate.* '
+                    'notifications (create, delete, add_host, remove_host, '
+                    'update_metadata, update_prop; each .start and .end) '
+                    'are versioned notifications, so they are sent only '
+                    'with versioned or both, and only when '
+                    '[oslo_messaging_notifications] driver names a driver '
+                    '(e.g. messagingv2).'),
     cfg.ListOpt('versioned_notifications_topics',
                 default=['versioned_notifications'],
                 help='Topics the versioned notifications are sent to; a '

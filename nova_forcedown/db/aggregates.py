@@ -105,12 +105,15 @@ def zone_memberships(context, hosts=None):
 
 
 @context_manager.writer.connection
-def aggregate_create(context, name, metadata=None):
-    """A new aggregate; AggregateNameExists when the name is taken."""
+def aggregate_create(context, name, metadata=None, uuid=None):
+    """A new aggregate; AggregateNameExists when the name is taken.
+
+    With ``uuid``, the uuid its caller already announced.
+    """
     connection = context.connection
     try:
         aggregate_id = connection.execute(_AGGREGATES.insert().values(
-            uuid=uuidutils.generate_uuid(), name=name)
+            uuid=uuid or uuidutils.generate_uuid(), name=name)
         ).inserted_primary_key[0]
     except db_exc.DBDuplicateEntry:
         raise exception.AggregateNameExists(aggregate_name=name)

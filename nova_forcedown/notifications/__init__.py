@@ -1,13 +1,15 @@
-"""Versioned notifications about services: create, update and delete.
+"""Versioned notifications about services and host aggregates.
 
-Each process that changes services configures this module once at start-up
-with :func:`configure` (the API app when it is built, the compute agent and
-``nova-forcedown-manage`` in their ``main``), like the database. The Service
-object then calls :func:`service_changed` after each committed change that
-an operator or a fault monitor cares about. The module holds the sender
-rather than the request context because the object's callers (the API, the
-agent, the command line) have no other common place to carry it, and a
-notification belongs to the process, not to one request.
+Each process that changes services or aggregates configures this module
+once at start-up with :func:`configure` (the API app when it is built, the
+compute agent and ``nova-forcedown-manage`` in their ``main``), like the
+database. The Service object then calls :func:`service_changed` after each
+committed change that an operator or a fault monitor cares about; the
+Aggregate object calls :func:`aggregate_changed` before each change
+(``start``) and after its commit (``end``), as Nova does. The module holds
+the sender rather than the request context because the objects' callers
+(the API, the agent, the command line) have no other common place to carry
+it, and a notification belongs to the process, not to one request.
 
 Notifications are best effort: building and queueing one never raises and
 never waits for the broker; see :mod:`.sender`.
@@ -73,6 +75,29 @@ def service_changed(context, service, action):
                       {'action': action,
                        'binary': getattr(service, 'binary', None),
                        'host': getattr(service, 'host', None)})
+
+
+def aggregate_changed(context, aggregate, action, phase):
+    """Notify ``aggregate.<action>.<phase>`` of ``aggregate``.
+
+    ``phase`` is ``start``, before the change is tried, or ``end``, once it
+    is committed. Does nothing unless versioned notifications are enabled;
+    a failure is logged, not raised.
+    """
+    sender = _STATE['sender']
+    if sender is None:
+        return
+    try:
+        notification = payload_mod.AggregateNotification(
+            aggregate, action, phase, _STATE['conf'].host)
+        sender.send(_context_dict(context), notification.event_type,
+                    notification.publisher_id,
+                    notification.payload.to_wire())
+    except Exception:
+        LOG.exception('Could not build the aggregate.%(action)s.%(phase)s '
+                      'notification of aggregate %(name)s.',
+                      {'action': action, 'phase': phase,
+                       'name': getattr(aggregate, 'name', None)})
 
 
 def flush(timeout=sender_mod.EXIT_FLUSH_TIMEOUT):

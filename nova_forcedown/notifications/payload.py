@@ -1,11 +1,12 @@
-"""What a service notification carries, in Nova's versioned format.
+"""What service and aggregate notifications carry, in Nova's versioned
+format.
 
 Nova wraps a payload object in a notification object
-(``ServiceStatusNotification`` 1.0: priority, event type, publisher and
-payload) and puts on the wire an oslo.messaging envelope whose ``payload`` is
-the payload object's primitive. Only the payload is a versioned object on the
-wire, so only :class:`ServiceStatusPayload` is one here; the wrapper is a
-plain class that produces the envelope's arguments.
+(``ServiceStatusNotification`` 1.0, ``AggregateNotification`` 1.0: priority,
+event type, publisher and payload) and puts on the wire an oslo.messaging
+envelope whose ``payload`` is the payload object's primitive. Only the
+payload is a versioned object on the wire, so only the payloads are ones
+here; each wrapper is a plain class that produces the envelope's arguments.
 """
 
 from oslo_versionedobjects import base as ovo_base
@@ -18,21 +19,39 @@ _SOURCES = {'nova-osapi_compute': 'nova-api'}
 
 ACTIONS = ('create', 'update', 'delete')
 
+# Nova's aggregate notifications: aggregate.<action>.<phase>.
+AGGREGATE_ACTIONS = ('create', 'delete', 'add_host', 'remove_host',
+                     'update_metadata', 'update_prop')
+PHASES = ('start', 'end')
+
+# Aggregates are an API resource in Nova: their notifications come from
+# nova-api on the host that changed them, whichever process did here.
+AGGREGATE_SOURCE = 'nova-api'
+
+
+class _NovaPayload(ovo_base.VersionedObject):
+    """A payload in Nova's namespace, as Nova serializes it.
+
+    ``nova_object.*`` keys, project ``nova``: a consumer written for Nova
+    reads it unchanged.
+    """
+
+    OBJ_PROJECT_NAMESPACE = 'nova'
+    OBJ_SERIAL_NAMESPACE = 'nova_object'
+
+    def to_wire(self):
+        """The primitive Nova sends: no ``nova_object.changes`` key."""
+        self.obj_reset_changes(recursive=True)
+        return self.obj_to_primitive()
+
 
 # register_if(False) gives the class its field properties without entering
 # it in oslo.versionedobjects' registry, which is one per process and holds
 # the project's own (pinned) objects: a payload is only ever serialized
 # here, never rebuilt from a primitive.
 @ovo_base.VersionedObjectRegistry.register_if(False)
-class ServiceStatusPayload(ovo_base.VersionedObject):
-    """Nova's ServiceStatusPayload, field for field.
-
-    Serialized in Nova's namespace (``nova_object.*``, project ``nova``) so
-    that a consumer written for Nova reads it unchanged.
-    """
-
-    OBJ_PROJECT_NAMESPACE = 'nova'
-    OBJ_SERIAL_NAMESPACE = 'nova_object'
+class ServiceStatusPayload(_NovaPayload):
+    """Nova's ServiceStatusPayload, field for field."""
 
     # Version 1.0: Initial version (Nova, Mitaka)
     # Version 1.1: Added uuid (Nova, Pike)
@@ -67,10 +86,37 @@ class ServiceStatusPayload(ovo_base.VersionedObject):
                     setattr(payload, field, value)
         return payload
 
-    def to_wire(self):
-        """The primitive Nova sends: no ``nova_object.changes`` key."""
-        self.obj_reset_changes(recursive=True)
-        return self.obj_to_primitive()
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class AggregatePayload(_NovaPayload):
+    """Nova's AggregatePayload, field for field."""
+
+    # Version 1.0: Initial version (Nova)
+    # Version 1.1: id nullable: aggregate.create.start comes before the
+    #              database gives the id (Nova)
+    VERSION = '1.1'
+
+    fields = {
+        'id': fields.IntegerField(nullable=True),
+        'uuid': fields.UUIDField(nullable=False),
+        'name': fields.StringField(),
+        'hosts': fields.ListOfStringsField(nullable=True),
+        'metadata': fields.DictOfStringsField(nullable=True),
+    }
+
+    @classmethod
+    def from_aggregate(cls, aggregate):
+        """The payload of an Aggregate object as it now stands.
+
+        What the aggregate does not have yet (the id and hosts of one not
+        yet created, the metadata of one created without a zone) is null,
+        as in Nova.
+        """
+        payload = cls()
+        for field in cls.fields:
+            setattr(payload, field, getattr(aggregate, field)
+                    if aggregate.obj_attr_is_set(field) else None)
+        return payload
 
 
 def publisher_id(binary, host):
@@ -91,3 +137,18 @@ class ServiceStatusNotification:
         self.event_type = 'service.%s' % action
         self.publisher_id = publisher_id(service.binary, service.host)
         self.payload = ServiceStatusPayload.from_service(service)
+
+
+class AggregateNotification:
+    """Nova's AggregateNotification 1.0, reduced to what is sent."""
+
+    VERSION = '1.0'
+
+    def __init__(self, aggregate, action, phase, host):
+        if action not in AGGREGATE_ACTIONS or phase not in PHASES:
+            raise ValueError('unknown aggregate notification %s.%s'
+                             % (action, phase))
+        self.priority = PRIORITY_INFO
+        self.event_type = 'aggregate.%s.%s' % (action, phase)
+        self.publisher_id = publisher_id(AGGREGATE_SOURCE, host)
+        self.payload = AggregatePayload.from_aggregate(aggregate)

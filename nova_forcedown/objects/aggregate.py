@@ -4,13 +4,19 @@ holds ``availability_zone``, as in Nova.
 The zone rules live here, so every caller (the API, the agent, the manage
 command) keeps them: a host is in at most one zone, a zone never has an
 empty name, and a host's zone does not change under its instances.
+
+Each change is notified as Nova notifies it, ``aggregate.<action>.start``
+before it is tried and ``.end`` once it is committed: a change refused by
+the rules or the database may leave a start without an end, as in Nova.
 """
 
+from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
+from nova_forcedown import notifications
 from nova_forcedown.objects import base
 from nova_forcedown.objects import instance as instance_obj
 
@@ -62,34 +68,62 @@ class Aggregate(base.NovaForcedownObject):
 
     @classmethod
     def create(cls, context, name, availability_zone=None):
-        """A new aggregate; its zone, if any, is its metadata."""
-        metadata = ({AZ_KEY: availability_zone}
-                    if availability_zone is not None else None)
-        row = db_aggregates.aggregate_create(context, name, metadata)
-        return cls._from_db_object(context, cls(), row)
+        """A new aggregate; its zone, if any, is its metadata.
+
+        Its uuid is chosen first, so that aggregate.create.start names it;
+        that start has no id and no hosts yet.
+        """
+        aggregate = cls(context, uuid=uuidutils.generate_uuid(), name=name)
+        metadata = None
+        if availability_zone is not None:
+            metadata = aggregate.metadata = {AZ_KEY: availability_zone}
+        aggregate._notify('create', 'start')
+        aggregate._reload(db_aggregates.aggregate_create(
+            context, name, metadata, uuid=aggregate.uuid))
+        aggregate._notify('create', 'end')
+        return aggregate
 
     def update(self, name=None, **zone):
         """Rename and/or (with ``availability_zone=``) change the zone.
 
-        Checked before anything is written, then one transaction.
+        Checked before anything is written, then one transaction. Nova
+        notifies a rename as ``update_prop`` and a zone as
+        ``update_metadata``; both starts show the new name, as Nova's
+        rename comes first.
         """
         metadata = {AZ_KEY: zone[AZ_KEY]} if AZ_KEY in zone else {}
         self._check_zone_change(metadata, exception.CannotUpdateAggregate)
+        actions = ((['update_prop'] if name is not None else []) +
+                   (['update_metadata'] if metadata else []))
+        before = self.obj_clone()
+        if name is not None:
+            before.name = name
+        for action in actions:
+            before._notify(action, 'start')
         self._reload(db_aggregates.aggregate_update(
             self._context, self.id, name=name, metadata=metadata))
+        for action in actions:
+            self._notify(action, 'end')
 
     def update_metadata(self, metadata):
         """Merge ``metadata``; a None value deletes its key."""
         self._check_zone_change(metadata,
                                 exception.CannotUpdateAggregateMetadata)
+        self._notify('update_metadata', 'start')
         self._reload(db_aggregates.aggregate_metadata_update(
             self._context, self.id, metadata))
+        self._notify('update_metadata', 'end')
 
     def destroy(self):
+        self._notify('delete', 'start')
         db_aggregates.aggregate_delete(
             self._context, self.id,
             refuse_hosts=lambda row: exception.CannotDeleteAggregate(
                 aggregate_id=row.id, reason='Host aggregate is not empty'))
+        self._notify('delete', 'end')
+
+    def _notify(self, action, phase):
+        notifications.aggregate_changed(self._context, self, action, phase)
 
     @classmethod
     def add_host_to(cls, context, aggregate_id, host):
@@ -100,6 +134,7 @@ class Aggregate(base.NovaForcedownObject):
         """
         _require_compute(context, host)
         aggregate = cls.get_by_id(context, aggregate_id)
+        aggregate._notify('add_host', 'start')
         fail = exception.CannotAddAggregateHost
         zone = aggregate.availability_zone
         if zone is not None:
@@ -109,6 +144,7 @@ class Aggregate(base.NovaForcedownObject):
                                        aggregate_id=aggregate_id)
         aggregate._reload(db_aggregates.aggregate_host_add(
             context, aggregate_id, host))
+        aggregate._notify('add_host', 'end')
         return aggregate
 
     @classmethod
@@ -121,6 +157,7 @@ class Aggregate(base.NovaForcedownObject):
         """
         _require_compute(context, host)
         aggregate = cls.get_by_id(context, aggregate_id)
+        aggregate._notify('remove_host', 'start')
         if host not in aggregate.hosts:
             raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
                                                   host=host)
@@ -134,6 +171,7 @@ class Aggregate(base.NovaForcedownObject):
                 aggregate_id=aggregate_id)
         aggregate._reload(db_aggregates.aggregate_host_delete(
             context, aggregate_id, host))
+        aggregate._notify('remove_host', 'end')
         return aggregate
 
     @classmethod

@@ -3,6 +3,7 @@
 import itertools
 
 from nova_forcedown.policies import aggregates
+from nova_forcedown.policies import availability_zone
 from nova_forcedown.policies import base
 from nova_forcedown.policies import extensions
 from nova_forcedown.policies import hypervisors
@@ -13,6 +14,7 @@ def list_rules():
     return list(itertools.chain(
         base.list_rules(),
         aggregates.list_rules(),
+        availability_zone.list_rules(),
         extensions.list_rules(),
         hypervisors.list_rules(),
         services.list_rules(),

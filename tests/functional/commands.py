@@ -108,6 +108,14 @@ class AgentProcess(processes.Process):
         return wait_until(lambda: text in self.log(), timeout)
 
 
+def parse_table(text):
+    """The rows of a bordered table, as dicts keyed by the header."""
+    lines = [line for line in text.splitlines() if line.startswith('|')]
+    split = [[cell.strip() for cell in line.strip('|').split('|')]
+             for line in lines]
+    return [dict(zip(split[0], row)) for row in split[1:]]
+
+
 def manage(database, *args):
     """Run ``nova-forcedown-manage``; returns the CompletedProcess."""
     return processes.run(

@@ -115,7 +115,8 @@ class _AccessTestCase(base.BaseTestCase):
                       for endpoint in endpoints]
             checks += [(endpoint, endpoint[4]) for endpoint in PUBLIC]
             checks += [(endpoint, expected if expected in (401,) else 200)
-                       for endpoint in EXTENSIONS]
+                       for endpoint in (EXTENSIONS +
+                                        test_policy_matrix.FOR_EVERYONE)]
             for (method, path, version, body, _), want in checks:
                 resp = self.request(method, path, version, body, headers)
                 problem = _problem(resp, want)
@@ -404,7 +405,8 @@ class TestNoAuth2Mode(_AccessTestCase):
         token = {'X-Auth-Token': 'admin:' + ADMIN_PROJECT + '\x1b[2J'}
         wrong = []
         for method, path, version, body, _ in (
-                test_policy_matrix._endpoints() + list(PUBLIC)):
+                test_policy_matrix._endpoints() +
+                test_policy_matrix.FOR_EVERYONE + list(PUBLIC)):
             resp = self.request(method, path, version, body, token)
             problem = _problem(resp, 400)
             if problem:

@@ -115,6 +115,10 @@ REQUESTS = [
     ('os-aggregates/aggregate-images-v2.81', 'POST',
      '/os-aggregates/{AGG1_ID}/images', '2.81',
      {'cache': [{'id': '70a599e0-31e7-49b7-b260-868f441e862b'}]}),
+    ('os-availability-zone/availability-zone-list-v2.1', 'GET',
+     '/os-availability-zone', '2.1', None),
+    ('os-availability-zone/availability-zone-detail-v2.1', 'GET',
+     '/os-availability-zone/detail', '2.1', None),
 ]
 
 # Samples of these directories also get these fixtures' rows.

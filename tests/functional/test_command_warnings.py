@@ -65,6 +65,9 @@ class TestNoEventletWarning(base.BaseTestCase):
         config = ('--config-file', self.database.config_file)
         for argv in (('nova-forcedown-manage', *config, 'db', 'version'),
                      ('nova-forcedown-manage', *config, 'service', 'list'),
+                     ('nova-forcedown-manage', *config, 'aggregate', 'list'),
+                     ('nova-forcedown-manage', *config, 'availability_zone',
+                      'list'),
                      ('nova-forcedown-status', *config, 'upgrade',
                       'check')):
             result = self._run(processes.script(argv[0]), *argv[1:])

@@ -93,6 +93,7 @@ class _DatabaseFaultsMixin:
             ('GET', '/v2.1/os-hypervisors/detail', None, '2.88'),
             ('GET', '/v2/os-hypervisors', None, None),
             ('GET', '/v2.1/os-hypervisors/statistics', None, '2.1'),
+            ('GET', '/v2.1/os-availability-zone/detail', None, '2.1'),
             ('PUT', '/v2.1/os-services/' + self.uuids[host1],
              {'forced_down': False}, '2.53'),
             ('PUT', '/v2.1/os-services/disable-log-reason',

@@ -13,14 +13,6 @@ def _utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-def _parse_table(text):
-    """The rows of a bordered table, as dicts keyed by the header."""
-    lines = [line for line in text.splitlines() if line.startswith('|')]
-    split = [[cell.strip() for cell in line.strip('|').split('|')]
-             for line in lines]
-    return [dict(zip(split[0], row)) for row in split[1:]]
-
-
 class ServiceCommandTestCase(base.BaseTestCase):
 
     def setUp(self):
@@ -35,7 +27,8 @@ class ServiceCommandTestCase(base.BaseTestCase):
     def service_list(self):
         result = self.manage('service', 'list')
         self.assertEqual(0, result.returncode, result.stderr)
-        return {row['Host']: row for row in _parse_table(result.stdout)}
+        return {row['Host']: row
+                for row in commands.parse_table(result.stdout)}
 
     def start_agent(self, *args, host='compute-a', minimum=1):
         agent = self.useFixture(commands.AgentProcess(self.database, *args))

@@ -1,4 +1,5 @@
-"""Service notifications through the real RabbitMQ on 127.0.0.1:5672.
+"""Service and aggregate notifications through the real RabbitMQ on
+127.0.0.1:5672.
 
 The real API server and heartbeat agent run with versioned notifications on
 a topic of their own per test; the test reads a private copy of what reaches
@@ -42,6 +43,7 @@ driver = messagingv2
 PAYLOAD_FIELDS = {'host', 'binary', 'topic', 'report_count', 'disabled',
                   'disabled_reason', 'availability_zone', 'last_seen_up',
                   'forced_down', 'version', 'uuid'}
+AGGREGATE_FIELDS = {'id', 'uuid', 'name', 'hosts', 'metadata'}
 
 
 def _broker_up():
@@ -248,6 +250,55 @@ class TestServiceNotifications(NotificationTestCase):
         self.assertIn('ServiceStatusPayload 1.1 {', output)
         self.assertIn('"forced_down":true', output)
         self.assertNotIn('Traceback', output)
+
+
+class TestAggregateNotifications(NotificationTestCase):
+
+    def aggregate_events(self, messages):
+        return [message for message in messages
+                if message['event_type'].startswith('aggregate.')]
+
+    def test_agent_placing_its_host_in_a_new_zone(self):
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--host', HOST, '--availability-zone', 'az-n'))
+        received = self.aggregate_events(self.consumer.wait_for(5))
+        self.assertEqual(['aggregate.create.start', 'aggregate.create.end',
+                          'aggregate.add_host.start',
+                          'aggregate.add_host.end'],
+                         [message['event_type'] for message in received],
+                         agent.log())
+        [stored] = self.database.query('SELECT id, uuid FROM aggregates')
+        for message in received:
+            self.assertEqual('INFO', message['priority'])
+            self.assertEqual('nova-api:' + os.uname().nodename,
+                             message['publisher_id'])
+            payload = message['payload']
+            self.assertEqual(('AggregatePayload', 'nova', '1.1'),
+                             (payload['nova_object.name'],
+                              payload['nova_object.namespace'],
+                              payload['nova_object.version']))
+            data = payload['nova_object.data']
+            self.assertEqual(AGGREGATE_FIELDS, set(data))
+            self.assertEqual(('az-n', stored['uuid'],
+                              {'availability_zone': 'az-n'}),
+                             (data['name'], data['uuid'], data['metadata']))
+        self.assertEqual(
+            [(None, None), (stored['id'], []), (stored['id'], []),
+             (stored['id'], [HOST])],
+            [(message['payload']['nova_object.data']['id'],
+              message['payload']['nova_object.data']['hosts'])
+             for message in received])
+
+        # Heartbeats and a restart in the same zone change no aggregate.
+        self.assertEqual(0, agent.stop())
+        beats = self.database.services(host=HOST)[0]['report_count']
+        self.useFixture(commands.AgentProcess(
+            self.database, '--host', HOST, '--availability-zone', 'az-n'))
+        self.assertTrue(commands.wait_until(
+            lambda: self.database.services(host=HOST)[0]['report_count'] >
+            beats + 1))
+        self.assertEqual(4, len(self.aggregate_events(
+            self.consumer.collect(0.5))))
 
 
 class TestBrokerOutage(NotificationTestCase):

@@ -51,7 +51,11 @@ LISTINGS = [
     ('/os-hypervisors/host/search', '2.1'),
     ('/os-hypervisors/host/servers', '2.1'),
     ('/os-hypervisors/statistics', '2.1'),
+    ('/os-availability-zone', '2.1'),
+    ('/os-availability-zone/detail', '2.1'),
 ]
+
+ZONE_LISTINGS = ('/os-availability-zone', '/os-availability-zone/detail')
 
 
 AGGREGATES = 5
@@ -137,9 +141,11 @@ class StatementCountsMixin:
                     ('nova-scheduler', 'scheduler'),
                     ('nova-osapi_compute', None)))])
 
-    def _counts(self, marker_id, marker_uuid):
+    def _counts(self, marker_id, marker_uuid, paths=None):
         counts = {}
-        for path, version in LISTINGS:
+        listings = (LISTINGS if paths is None else
+                    [(path, '2.1') for path in paths])
+        for path, version in listings:
             path = path % {'marker_id': marker_id, 'marker_uuid': marker_uuid}
             request = webob.Request.blank(
                 '/v2.1' + path, headers={
@@ -168,6 +174,14 @@ class StatementCountsMixin:
         too_many = {listing: count for listing, count in large.items()
                     if count > MAX_STATEMENTS}
         self.assertEqual({}, too_many)
+
+    def test_zone_listings_are_two_statements(self):
+        """The services, and the zones of the hosts in zone aggregates."""
+        add_hosts(self.engine, 1, 10)
+        small = self._counts(None, None, ZONE_LISTINGS)
+        add_hosts(self.engine, 11, 500)
+        self.assertEqual({listing: 2 for listing in small},
+                         self._counts(None, None, ZONE_LISTINGS))
 
     def _put(self, path, version, body):
         request = webob.Request.blank(

@@ -1,4 +1,5 @@
-"""Service notifications: Nova's payload, when they are sent, best effort."""
+"""Service and aggregate notifications: Nova's payloads, when they are sent,
+best effort."""
 
 import datetime
 import queue
@@ -13,7 +14,9 @@ from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
 from nova_forcedown.notifications import payload
 from nova_forcedown.notifications import sender
+from nova_forcedown import exception
 from nova_forcedown import objects
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
 
@@ -24,7 +27,10 @@ UUID = '7c4e9bd4-2b62-4d7e-9f43-2b1d1a0c7a11'
 # Version and hash of the payload's fields. A failure means the wire format
 # changed: consumers written for Nova's ServiceStatusPayload 1.1 would break.
 PAYLOAD_HASH = {'ServiceStatusPayload':
-                '1.1-3efc748cb386a987414bb96b4abe9e33'}
+                '1.1-3efc748cb386a987414bb96b4abe9e33',
+                'AggregatePayload':
+                '1.1-2c6741627c672a7d0e2b8b6f28aa6dec'}
+AGGREGATE_UUID = '788608ec-ebdc-45c5-bc7f-e5f24ab92c80'
 
 
 def _service(**fields):
@@ -57,7 +63,8 @@ class TestPayload(base.BaseTestCase):
 
     def test_fields_are_pinned(self):
         checker = ovo_fixture.ObjectVersionChecker(
-            {'ServiceStatusPayload': [payload.ServiceStatusPayload]})
+            {'ServiceStatusPayload': [payload.ServiceStatusPayload],
+             'AggregatePayload': [payload.AggregatePayload]})
         expected, actual = checker.test_hashes(PAYLOAD_HASH)
         self.assertEqual(expected, actual)
 
@@ -80,6 +87,187 @@ class TestPayload(base.BaseTestCase):
                          (note.priority, note.event_type, note.publisher_id))
         self.assertRaises(ValueError, payload.ServiceStatusNotification,
                           _service(), 'evacuate')
+
+
+class TestAggregatePayload(base.BaseTestCase):
+
+    def test_wire_format_is_nova_s(self):
+        aggregate = aggregate_obj.Aggregate(
+            id=1, uuid=AGGREGATE_UUID, name='my-aggregate', hosts=[],
+            metadata={'availability_zone': 'nova'})
+        self.assertEqual({
+            'nova_object.name': 'AggregatePayload',
+            'nova_object.namespace': 'nova',
+            'nova_object.version': '1.1',
+            'nova_object.data': {
+                'id': 1, 'uuid': AGGREGATE_UUID, 'name': 'my-aggregate',
+                'hosts': [], 'metadata': {'availability_zone': 'nova'}}},
+            payload.AggregatePayload.from_aggregate(aggregate).to_wire())
+
+    def test_what_an_aggregate_does_not_have_yet_is_null(self):
+        aggregate = aggregate_obj.Aggregate(uuid=AGGREGATE_UUID,
+                                            name='my-aggregate')
+        self.assertEqual(
+            {'id': None, 'uuid': AGGREGATE_UUID, 'name': 'my-aggregate',
+             'hosts': None, 'metadata': None},
+            payload.AggregatePayload.from_aggregate(aggregate).to_wire()[
+                'nova_object.data'])
+
+    def test_notification_wrapper(self):
+        aggregate = aggregate_obj.Aggregate(uuid=AGGREGATE_UUID, name='a')
+        note = payload.AggregateNotification(aggregate, 'add_host', 'end',
+                                             'ctl1')
+        self.assertEqual(('INFO', 'aggregate.add_host.end', 'nova-api:ctl1'),
+                         (note.priority, note.event_type, note.publisher_id))
+        for action, phase in (('update', 'end'), ('create', 'error')):
+            self.assertRaises(ValueError, payload.AggregateNotification,
+                              aggregate, action, phase, 'ctl1')
+
+
+class TestAggregateWhenSent(nf_fixtures.DbTestCase):
+    """Which Aggregate changes notify, and what each phase shows."""
+
+    def setUp(self):
+        super().setUp()
+        self.sent = []
+        self.useFixture(fixtures.MockPatch(
+            'nova_forcedown.notifications.aggregate_changed', self._record))
+        for host in ('compute1', 'compute2'):
+            nf_fixtures.create_service(self.context, host=host)
+
+    def _record(self, context, aggregate, action, phase):
+        # What the payload would carry at the time of the call.
+        self.sent.append(('%s.%s' % (action, phase),
+                          payload.AggregatePayload.from_aggregate(
+                              aggregate).to_wire()['nova_object.data']))
+
+    def _events(self):
+        return [event for event, _ in self.sent]
+
+    def _create(self, name='agg1', zone=None):
+        aggregate = aggregate_obj.Aggregate.create(self.context, name, zone)
+        del self.sent[:]
+        return aggregate
+
+    def test_create_start_comes_before_the_id(self):
+        aggregate = aggregate_obj.Aggregate.create(self.context, 'agg1',
+                                                   'az1')
+        [(start_event, start), (end_event, end)] = self.sent
+        self.assertEqual(('create.start', 'create.end'),
+                         (start_event, end_event))
+        self.assertEqual({'id': None, 'uuid': aggregate.uuid, 'name': 'agg1',
+                          'hosts': None,
+                          'metadata': {'availability_zone': 'az1'}}, start)
+        self.assertEqual({'id': aggregate.id, 'uuid': aggregate.uuid,
+                          'name': 'agg1', 'hosts': [],
+                          'metadata': {'availability_zone': 'az1'}}, end)
+
+    def test_create_without_zone_starts_without_metadata(self):
+        aggregate_obj.Aggregate.create(self.context, 'agg1')
+        self.assertEqual([None, {}], [data['metadata']
+                                      for _, data in self.sent])
+
+    def test_duplicate_name_starts_and_never_ends(self):
+        self._create('agg1')
+        self.assertRaises(exception.AggregateNameExists,
+                          aggregate_obj.Aggregate.create, self.context,
+                          'agg1')
+        self.assertEqual(['create.start'], self._events())
+
+    def test_hosts_before_and_after(self):
+        aggregate = self._create()
+        aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
+                                            'compute1')
+        aggregate_obj.Aggregate.remove_host_from(self.context, aggregate.id,
+                                                 'compute1')
+        self.assertEqual(
+            [('add_host.start', []), ('add_host.end', ['compute1']),
+             ('remove_host.start', ['compute1']), ('remove_host.end', [])],
+            [(event, data['hosts']) for event, data in self.sent])
+
+    def test_a_zone_conflict_starts_add_host_and_never_ends(self):
+        first = self._create('agg1', 'az1')
+        other = self._create('agg2', 'az2')
+        aggregate_obj.Aggregate.add_host_to(self.context, first.id,
+                                            'compute1')
+        del self.sent[:]
+        self.assertRaises(exception.CannotAddAggregateHost,
+                          aggregate_obj.Aggregate.add_host_to, self.context,
+                          other.id, 'compute1')
+        self.assertEqual(['add_host.start'], self._events())
+
+    def test_unknown_host_or_aggregate_sends_nothing(self):
+        aggregate = self._create()
+        self.assertRaises(exception.ComputeHostNotFound,
+                          aggregate_obj.Aggregate.add_host_to, self.context,
+                          aggregate.id, 'nowhere')
+        self.assertRaises(exception.AggregateNotFound,
+                          aggregate_obj.Aggregate.remove_host_from,
+                          self.context, aggregate.id + 1, 'compute1')
+        self.assertEqual([], self.sent)
+
+    def test_rename_and_zone_are_update_prop_and_update_metadata(self):
+        aggregate = self._create('agg1')
+        aggregate.update(name='agg2', availability_zone='az1')
+        self.assertEqual(
+            [('update_prop.start', 'agg2', {}),
+             ('update_metadata.start', 'agg2', {}),
+             ('update_prop.end', 'agg2', {'availability_zone': 'az1'}),
+             ('update_metadata.end', 'agg2', {'availability_zone': 'az1'})],
+            [(event, data['name'], data['metadata'])
+             for event, data in self.sent])
+
+    def test_rename_alone_is_update_prop(self):
+        aggregate = self._create('agg1')
+        aggregate.update(name='agg2')
+        self.assertEqual(['update_prop.start', 'update_prop.end'],
+                         self._events())
+
+    def test_set_metadata_shows_it_before_and_after(self):
+        aggregate = self._create('agg1', 'az1')
+        aggregate.update_metadata({'ssd': 'true', 'availability_zone': 'az2'})
+        self.assertEqual(
+            [('update_metadata.start', {'availability_zone': 'az1'}),
+             ('update_metadata.end', {'availability_zone': 'az2',
+                                      'ssd': 'true'})],
+            [(event, data['metadata']) for event, data in self.sent])
+
+    def test_a_refused_zone_sends_nothing(self):
+        aggregate = self._create('agg1', 'az1')
+        self.assertRaises(exception.CannotUpdateAggregateMetadata,
+                          aggregate.update_metadata,
+                          {'availability_zone': None})
+        self.assertRaises(exception.CannotUpdateAggregate,
+                          aggregate.update, name='agg2',
+                          availability_zone='')
+        self.assertEqual([], self.sent)
+
+    def test_delete_and_a_refused_delete(self):
+        aggregate = self._create()
+        aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
+                                            'compute1')
+        aggregate = aggregate_obj.Aggregate.get_by_id(self.context,
+                                                      aggregate.id)
+        del self.sent[:]
+        self.assertRaises(exception.CannotDeleteAggregate,
+                          aggregate.destroy)
+        aggregate_obj.Aggregate.remove_host_from(self.context, aggregate.id,
+                                                 'compute1')
+        aggregate = aggregate_obj.Aggregate.get_by_id(self.context,
+                                                      aggregate.id)
+        aggregate.destroy()
+        self.assertEqual(['delete.start', 'remove_host.start',
+                          'remove_host.end', 'delete.start', 'delete.end'],
+                         self._events())
+        self.assertEqual(aggregate.id, self.sent[-1][1]['id'])
+
+    def test_an_agent_placing_its_host_in_a_new_zone(self):
+        aggregate_obj.Aggregate.place_hosts_in_zone(
+            self.context, ['compute1', 'compute2'], 'az1')
+        self.assertEqual(['create.start', 'create.end', 'add_host.start',
+                          'add_host.end', 'add_host.start', 'add_host.end'],
+                         self._events())
+        self.assertEqual(['compute1', 'compute2'], self.sent[-1][1]['hosts'])
 
 
 class TestWhenSent(nf_fixtures.DbTestCase):
@@ -167,8 +355,32 @@ class TestServiceChanged(base.BaseTestCase):
         notifications.configure(self.conf)
         log = self.useFixture(fixtures.FakeLogger())
         notifications.service_changed(None, object(), 'update')
+        notifications.aggregate_changed(None, object(), 'create', 'start')
         self.assertEqual([], self.sent)
         self.assertIn('Could not build the service.update', log.output)
+        self.assertIn('Could not build the aggregate.create.start',
+                      log.output)
+
+    def test_aggregate_changes_come_from_nova_api_on_this_host(self):
+        self.conf.set_override('host', 'controller1')
+        notifications.configure(self.conf)
+        aggregate = aggregate_obj.Aggregate(
+            id=7, uuid=AGGREGATE_UUID, name='rack-a', hosts=['compute1'],
+            metadata={})
+        notifications.aggregate_changed(None, aggregate, 'remove_host',
+                                        'start')
+        [(context, event_type, publisher, primitive)] = self.sent
+        self.assertEqual(('aggregate.remove_host.start',
+                          'nova-api:controller1'), (event_type, publisher))
+        self.assertEqual(['compute1'], primitive['nova_object.data']['hosts'])
+
+    def test_aggregates_notify_nothing_by_default(self):
+        notifications.configure(self.useFixture(
+            nf_fixtures.ConfFixture()).conf)
+        notifications.aggregate_changed(
+            None, aggregate_obj.Aggregate(uuid=AGGREGATE_UUID, name='a'),
+            'create', 'start')
+        self.assertEqual([], self.sent)
 
 
 class TestSender(base.BaseTestCase):

@@ -36,6 +36,8 @@ ADMIN_RULES = (
     'compute:aggregates:images',
 )
 EXTENSIONS_RULE = 'os_compute_api:extensions'
+AZ_LIST_RULE = 'os_compute_api:os-availability-zone:list'
+AZ_DETAIL_RULE = 'os_compute_api:os-availability-zone:detail'
 
 BIN_DIR = os.path.dirname(sys.executable)
 
@@ -97,6 +99,15 @@ class TestDefaults(PolicyTestCase):
     def test_anyone_may_list_extensions(self):
         self.assertTrue(self.member.can(EXTENSIONS_RULE))
         self.assertTrue(_context(self.authorizer, []).can(EXTENSIONS_RULE))
+
+    def test_anyone_may_list_zones_but_only_an_admin_sees_hosts(self):
+        rules = self.authorizer.enforcer.registered_rules
+        self.assertEqual('@', rules[AZ_LIST_RULE].check_str)
+        self.assertEqual('rule:context_is_admin',
+                         rules[AZ_DETAIL_RULE].check_str)
+        self.assertTrue(self.member.can(AZ_LIST_RULE))
+        self.assertTrue(self.admin.can(AZ_DETAIL_RULE))
+        self.assertFalse(self.member.can(AZ_DETAIL_RULE, fatal=False))
 
     def test_system_scoped_admin_is_refused_like_any_failed_check(self):
         system_admin = context.RequestContext(
@@ -165,6 +176,9 @@ class TestGenerators(PolicyTestCase):
         for name in ADMIN_RULES:
             self.assertIn('#"%s": "rule:context_is_admin"' % name, sample)
         self.assertIn('#"%s": "@"' % EXTENSIONS_RULE, sample)
+        self.assertIn('#"%s": "@"' % AZ_LIST_RULE, sample)
+        self.assertIn('#"%s": "rule:context_is_admin"' % AZ_DETAIL_RULE,
+                      sample)
         self.assertIn('PUT  /os-services/force-down', sample)
 
     def test_policy_generator_shows_the_effective_policy(self):

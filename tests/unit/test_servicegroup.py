@@ -96,3 +96,72 @@ class TestServiceZones(base.BaseTestCase):
     def test_other_services_are_internal_whatever_their_host(self):
         self.assertEqual('inside', self._zone('scheduler', 'controller'))
         self.assertEqual('inside', self._zone(None, 'compute1'))
+
+
+class TestAvailabilityZones(base.BaseTestCase):
+    """Which zones a listing shows, and which services each holds."""
+
+    def setUp(self):
+        super().setUp()
+        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.zones = zones.ServiceZones(conf, {'c1': 'az1', 'c2': 'az1',
+                                               'c3': 'az2', 'c9': 'az9'})
+
+    @staticmethod
+    def _service(host, binary='nova-compute', disabled=False):
+        topic = {'nova-compute': 'compute', 'nova-scheduler': 'scheduler'}
+        return service_obj.Service(host=host, binary=binary,
+                                   topic=topic.get(binary),
+                                   disabled=disabled)
+
+    def _listing(self, *services, is_up=None):
+        return {zone.name: zone for zone in
+                self.zones.availability_zones(services, is_up)}
+
+    def test_available_zones_by_name_then_the_others(self):
+        listed = self.zones.availability_zones([
+            self._service('c3', disabled=True), self._service('c5'),
+            self._service('c2'), self._service('ctl', 'nova-scheduler')])
+        self.assertEqual([('az1', True), ('internal', True), ('nova', True),
+                          ('az2', False)],
+                         [(zone.name, zone.available) for zone in listed])
+        self.assertEqual(['internal'],
+                         [zone.name for zone in listed if zone.internal])
+
+    def test_one_enabled_service_makes_a_zone_available(self):
+        listed = self._listing(self._service('c1', disabled=True),
+                               self._service('c2'))
+        self.assertTrue(listed['az1'].available)
+        self.assertEqual(['c2'], list(listed['az1'].hosts))
+
+    def test_unavailable_zone_has_no_hosts(self):
+        listed = self._listing(self._service('c3', disabled=True))
+        self.assertEqual((False, None),
+                         (listed['az2'].available, listed['az2'].hosts))
+
+    def test_a_zone_without_services_is_not_listed(self):
+        self.assertNotIn('az9', self._listing(self._service('c1')))
+
+    def test_host_tree_holds_liveness_and_leaves_api_binaries_out(self):
+        listed = self._listing(
+            self._service('ctl', 'nova-scheduler'),
+            self._service('ctl', 'nova-osapi_compute'),
+            self._service('ctl', 'nova-conductor'),
+            self._service('c1'),
+            is_up=lambda service: service.binary != 'nova-conductor')
+        tree = {host: [(entry.service.binary, entry.is_up)
+                       for entry in entries]
+                for host, entries in listed['internal'].hosts.items()}
+        self.assertEqual({'ctl': [('nova-conductor', False),
+                                  ('nova-scheduler', True)]}, tree)
+        self.assertEqual([True], [entry.is_up for entry in
+                                  listed['az1'].hosts['c1']])
+
+    def test_only_api_services_still_make_the_internal_zone_available(self):
+        listed = self._listing(self._service('ctl', 'nova-metadata'))
+        self.assertEqual((True, {}), (listed['internal'].available,
+                                      listed['internal'].hosts))
+
+    def test_liveness_is_not_asked_for_a_summary(self):
+        listed = self._listing(self._service('c1'))
+        self.assertIsNone(listed['az1'].hosts['c1'][0].is_up)

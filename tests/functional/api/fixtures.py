@@ -29,6 +29,7 @@ from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
 
 ADMIN_PROJECT = '6f70656e737461636b'
@@ -255,6 +256,47 @@ class AggregatesFixture(fixture.GabbiFixture):
         rack3 = aggregate_obj.Aggregate.create(ctxt, 'rack-3')
         os.environ['AGG1_ID'] = str(agg1.id)
         os.environ['RACK3_ID'] = str(rack3.id)
+
+    def stop_fixture(self):
+        pass
+
+
+class ZonesFixture(fixture.GabbiFixture):
+    """Aggregates that put ComputeHostsFixture's hosts in zones.
+
+    ========  ========================================================
+    zone      services
+    ========  ========================================================
+    az1       host1 (up), host3 (forced down), host5 (disabled, new)
+    az2       host2 (disabled): the zone is unavailable
+    az3       none: an aggregate's zone without hosts is not listed
+    nova      host4 (down, no zone aggregate; the default zone)
+    internal  controller's nova-scheduler and API services
+    ========  ========================================================
+
+    host1 and host4 are also in ``gpu``, an aggregate without a zone.
+    host4's service has a non-null ``updated_at``. The rows are written
+    under the zone rules' feet: host1's instances would keep it from
+    joining a zone through the Aggregate object.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        nf_fixtures.create_service(ctxt, host='host5', disabled=True,
+                                   disabled_reason='racking')
+        for name, zone, hosts in (('rack-a', 'az1', ['host1', 'host3',
+                                                     'host5']),
+                                  ('rack-b', 'az2', ['host2']),
+                                  ('spare', 'az3', []),
+                                  ('gpu', None, ['host1', 'host4'])):
+            metadata = {db_aggregates.AZ_KEY: zone} if zone else None
+            aggregate = db_aggregates.aggregate_create(ctxt, name, metadata)
+            for host in hosts:
+                db_aggregates.aggregate_host_add(ctxt, aggregate.id, host)
+        host4 = service_obj.Service.get_by_host_and_binary(
+            ctxt, 'host4', service_obj.COMPUTE_BINARY)
+        host4.disabled = False
+        host4.save()
 
     def stop_fixture(self):
         pass

@@ -21,6 +21,14 @@ ADMIN = 'admin:' + fixtures.ADMIN_PROJECT
 MEMBER = 'user:' + fixtures.USER_PROJECT
 
 
+# (method, path, version, body, status): endpoints whose rule lets any
+# authenticated user in, unlike every endpoint of _endpoints().
+FOR_EVERYONE = [
+    ('GET', '/v2.1/os-availability-zone', '2.1', None, 200),
+    ('GET', '/v2/os-availability-zone', None, None, 200),
+]
+
+
 def _env(name):
     return os.environ[name]
 
@@ -74,6 +82,8 @@ def _endpoints():
          '2.1', None, 200),
         ('GET', '/v2.1/os-hypervisors/host1/search', '2.1', None, 200),
         ('GET', '/v2.1/os-hypervisors/host1/servers', '2.1', None, 200),
+        ('GET', '/v2.1/os-availability-zone/detail', '2.1', None, 200),
+        ('GET', '/v2/os-availability-zone/detail', None, None, 200),
         ('DELETE', '/v2.1/os-services/' + _env('HOST4_SERVICE_ID'), '2.1',
          None, 204),
         ('DELETE', '/v2.1/os-services/' + _env('SCHEDULER_SERVICE_UUID'),
@@ -112,8 +122,11 @@ class PolicyMatrixTest(_AppTestCase):
 
     def _run(self, token, expected=None):
         wrong = []
-        for method, path, version, body, admin_status in _endpoints():
-            want = expected or admin_status
+        checks = [(endpoint, expected or endpoint[4])
+                  for endpoint in _endpoints()]
+        checks += [(endpoint, expected if expected == 401 else endpoint[4])
+                   for endpoint in FOR_EVERYONE]
+        for (method, path, version, body, _), want in checks:
             resp = self.request(method, path, token, version, body)
             if resp.status_code != want:
                 wrong.append('%s %s (%s): %s, expected %s: %s' % (
@@ -141,6 +154,18 @@ class PolicyMatrixTest(_AppTestCase):
             "Policy doesn't allow os_compute_api:os-hypervisors:list-detail "
             "to be performed.",
             jsonutils.loads(resp.body)['forbidden']['message'])
+
+    def test_member_sees_zones_but_not_their_hosts(self):
+        resp = self.request('GET', '/v2.1/os-availability-zone/detail',
+                            MEMBER)
+        self.assertEqual(
+            "Policy doesn't allow os_compute_api:os-availability-zone:detail "
+            "to be performed.",
+            jsonutils.loads(resp.body)['forbidden']['message'])
+        zones = jsonutils.loads(self.request(
+            'GET', '/v2.1/os-availability-zone', MEMBER).body)
+        self.assertEqual([None], [zone['hosts'] for zone in
+                                  zones['availabilityZoneInfo']])
 
     def test_extensions_are_for_everyone(self):
         for token in (ADMIN, MEMBER):
