@@ -31,7 +31,13 @@ LISTINGS = [
     ('detail 2.88', '/os-hypervisors/detail', '2.88', 'detail'),
     ('detail 2.53 limit=1000', '/os-hypervisors/detail?limit=1000', '2.53',
      'detail_page'),
+    ('aggregates 2.41', '/os-aggregates', '2.41', 'aggregates'),
+    ('zones detail 2.1', '/os-availability-zone/detail', '2.1', 'zones'),
 ]
+
+# Floors whose rows are not the listing's items, read whole: an aggregate
+# holds a share of the hosts, a zone lists its hosts' services.
+_WHOLE_FLOORS = ('aggregates', 'zones')
 
 _SERVICE_COLUMNS = ('id', 'uuid', 'binary', 'host', 'topic', 'disabled',
                     'disabled_reason', 'last_seen_up', 'forced_down',
@@ -80,7 +86,17 @@ def _floor_queries(host):
                 .select_from(join).where(node.c.deleted == 0)
                 .order_by(node.c.id))
 
+    aggregate = models.Aggregate.__table__
+    member = models.AggregateHost.__table__
+    aggregates = (sa.select(aggregate.c.id, aggregate.c.uuid,
+                            aggregate.c.name, aggregate.c.created_at,
+                            aggregate.c.updated_at, member.c.host)
+                  .select_from(aggregate.outerjoin(
+                      member, member.c.aggregate_id == aggregate.c.id))
+                  .order_by(aggregate.c.id))
     return {
+        'aggregates': aggregates,
+        'zones': services,
         'services': services,
         'services_host': services.where(service.c.host == host),
         'summary': nodes(_NODE_SUMMARY_COLUMNS),
@@ -126,9 +142,11 @@ def measure(port, engine, host, iterations, budget):
             key = (floor_name, rows)
             if key not in floors:
                 # The same rows: pages of 2.33+ hold at most max_limit.
-                floors[key] = measure_floor(
-                    engine, queries[floor_name].limit(rows), iterations,
-                    budget)
+                query = queries[floor_name]
+                if floor_name not in _WHOLE_FLOORS:
+                    query = query.limit(rows)
+                floors[key] = measure_floor(engine, query, iterations,
+                                            budget)
             results[name] = _figures(times, floors[key], path=path,
                                      version=version, rows=rows,
                                      bytes=len(body), statements=statements)
