@@ -43,6 +43,17 @@ EXTENDED_SERVICES_DELETE_EXTENSION = _descriptor(
     '2013-12-10T00:00:00Z', 'Extended services deletion support.')
 
 
+AGGREGATES_EXTENSION = _descriptor(
+    'os-aggregates', 'Aggregates',
+    'http://docs.openstack.org/compute/ext/aggregates/api/v1.1',
+    '2012-01-12T00:00:00Z', 'Admin-only aggregate administration.')
+
+AVAILABILITY_ZONE_EXTENSION = _descriptor(
+    'os-availability-zone', 'AvailabilityZone',
+    'http://docs.openstack.org/compute/ext/availabilityzone/api/v1.1',
+    '2012-12-21T00:00:00Z', 'Availability zones describing.')
+
+
 def load_enabled(disabled_aliases):
     """Enabled descriptors, sorted by alias."""
     manager = extension.ExtensionManager(NAMESPACE)

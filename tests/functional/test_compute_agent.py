@@ -64,6 +64,21 @@ class TestLocalAgent(base.BaseTestCase):
             lambda: _report_counts(self.database,
                                    host='compute-a')[0] > first))
 
+    def test_a_host_in_another_zone_stops_the_agent_in_one_line(self):
+        agent = self._start('--host', 'compute-a', '--availability-zone',
+                            'az1')
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, host='compute-a')))
+        self.assertEqual(0, agent.stop(signal.SIGINT))
+
+        agent = self._start('--host', 'compute-a', '--availability-zone',
+                            'az2')
+
+        self.assertEqual(1, agent.process.wait(30))
+        log = agent.log()
+        self.assertNotIn('Traceback', log)
+        self.assertIn("already in availability zone(s) ['az1']", log)
+
     def test_restart_reuses_the_service_row(self):
         agent = self._start('--host', 'compute-a')
         self.assertTrue(commands.wait_until(
