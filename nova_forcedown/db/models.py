@@ -14,8 +14,8 @@ class Base(models.TimestampMixin, models.SoftDeleteMixin, ModelBase):
     __abstract__ = True
 
 
-class AggregateBase(models.TimestampMixin, ModelBase):
-    """An aggregates table: rows are deleted, as in Nova's API database."""
+class ApiTableBase(models.TimestampMixin, ModelBase):
+    """A table Nova keeps in its API database: rows are deleted."""
     __abstract__ = True
 
 
@@ -92,7 +92,7 @@ class Instance(Base):
     task_state = sa.Column(sa.String(255), nullable=True)
 
 
-class Aggregate(AggregateBase):
+class Aggregate(ApiTableBase):
     __tablename__ = 'aggregates'
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_aggregates0uuid'),
@@ -104,7 +104,7 @@ class Aggregate(AggregateBase):
     name = sa.Column(sa.String(255), nullable=False)
 
 
-class AggregateHost(AggregateBase):
+class AggregateHost(ApiTableBase):
     __tablename__ = 'aggregate_hosts'
     __table_args__ = (
         sa.UniqueConstraint('host', 'aggregate_id',
@@ -118,7 +118,7 @@ class AggregateHost(AggregateBase):
                              nullable=False)
 
 
-class AggregateMetadata(AggregateBase):
+class AggregateMetadata(ApiTableBase):
     __tablename__ = 'aggregate_metadata'
     __table_args__ = (
         sa.UniqueConstraint('aggregate_id', 'key',
@@ -131,3 +131,54 @@ class AggregateMetadata(AggregateBase):
                              nullable=False)
     key = sa.Column(sa.String(255), nullable=False)
     value = sa.Column(sa.String(255), nullable=False)
+
+
+class Flavor(ApiTableBase):
+    __tablename__ = 'flavors'
+    __table_args__ = (
+        sa.UniqueConstraint('flavorid', name='uniq_flavors0flavorid'),
+        sa.UniqueConstraint('name', name='uniq_flavors0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    flavorid = sa.Column(sa.String(255), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    root_gb = sa.Column(sa.Integer, nullable=False)
+    ephemeral_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    swap = sa.Column(sa.Integer, nullable=False, default=0)
+    rxtx_factor = sa.Column(sa.Float, nullable=True, default=1.0)
+    vcpu_weight = sa.Column(sa.Integer, nullable=True)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    is_public = sa.Column(sa.Boolean, nullable=False, default=True)
+    description = sa.Column(sa.Text, nullable=True)
+
+
+class FlavorExtraSpec(ApiTableBase):
+    __tablename__ = 'flavor_extra_specs'
+    __table_args__ = (
+        sa.UniqueConstraint('flavor_id', 'key',
+                            name='uniq_flavor_extra_specs0flavor_id0key'),
+        sa.Index('flavor_extra_specs_flavor_id_key_idx', 'flavor_id', 'key'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    flavor_id = sa.Column(sa.Integer, sa.ForeignKey('flavors.id'),
+                          nullable=False)
+    key = sa.Column(sa.String(255), nullable=False)
+    value = sa.Column(sa.String(255), nullable=True)
+
+
+class FlavorProject(ApiTableBase):
+    """A project that may use a private flavor."""
+    __tablename__ = 'flavor_projects'
+    __table_args__ = (
+        sa.UniqueConstraint('flavor_id', 'project_id',
+                            name='uniq_flavor_projects0flavor_id0project_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    flavor_id = sa.Column(sa.Integer, sa.ForeignKey('flavors.id'),
+                          nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)

@@ -15,6 +15,7 @@ from tests import fixtures as nf_fixtures
 INITIAL = '0001_initial'
 FORCED_DOWN = '0002_services_forced_down'
 AGGREGATES = '0003_aggregates'
+FLAVORS = '0004_flavors'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -90,7 +91,8 @@ class MigrationsMixin:
 
     def test_walk_up_one_revision_at_a_time(self):
         revisions = _revisions_oldest_first()
-        self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES], revisions)
+        self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS],
+                         revisions)
         for revision in revisions:
             migration.db_sync(self.engine, revision)
             self.assertEqual(revision, migration.db_version(self.engine))
