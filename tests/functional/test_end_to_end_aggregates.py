@@ -4,6 +4,7 @@ server, with python-novaclient and openstacksdk as an operator uses them."""
 from novaclient import exceptions as nova_exceptions
 import openstack
 
+from tests.functional import commands
 from tests.functional import test_end_to_end
 
 HOST = test_end_to_end.HOST
@@ -39,6 +40,8 @@ class TestAggregatesWithNovaclient(test_end_to_end.EndToEndTestCase):
         self.start_agent('--driver', 'local', '--host', HOST,
                          '--availability-zone', 'az1')
         nova = self.nova('2.53')
+        # The agent registers its service, then puts its host in the zone.
+        self.assertTrue(commands.wait_until(lambda: nova.aggregates.list()))
         (placed,) = nova.aggregates.list()
         self.assertEqual(('az1', [HOST]), (placed.name, placed.hosts))
         other = nova.aggregates.create('agg2', 'az2')
