@@ -61,20 +61,11 @@ def service_changed(context, service, action):
     ``action`` is ``create``, ``update`` or ``delete``. Does nothing unless
     versioned notifications are enabled; a failure is logged, not raised.
     """
-    sender = _STATE['sender']
-    if sender is None:
-        return
-    try:
-        notification = payload_mod.ServiceStatusNotification(service, action)
-        sender.send(_context_dict(context), notification.event_type,
-                    notification.publisher_id,
-                    notification.payload.to_wire())
-    except Exception:
-        LOG.exception('Could not build the service.%(action)s notification '
-                      'of %(binary)s on %(host)s.',
-                      {'action': action,
-                       'binary': getattr(service, 'binary', None),
-                       'host': getattr(service, 'host', None)})
+    _send(context,
+          lambda: payload_mod.ServiceStatusNotification(service, action),
+          lambda: 'service.%s notification of %s on %s' % (
+              action, getattr(service, 'binary', None),
+              getattr(service, 'host', None)))
 
 
 def aggregate_changed(context, aggregate, action, phase):
@@ -84,20 +75,29 @@ def aggregate_changed(context, aggregate, action, phase):
     is committed. Does nothing unless versioned notifications are enabled;
     a failure is logged, not raised.
     """
+    _send(context,
+          lambda: payload_mod.AggregateNotification(
+              aggregate, action, phase, _STATE['conf'].host),
+          lambda: 'aggregate.%s.%s notification of aggregate %s' % (
+              action, phase, getattr(aggregate, 'name', None)))
+
+
+def _send(context, build, describe):
+    """Queue the notification ``build()`` makes, if notifications are on.
+
+    A failure to build or queue it is logged with ``describe()``, never
+    raised: the change it reports is already committed.
+    """
     sender = _STATE['sender']
     if sender is None:
         return
     try:
-        notification = payload_mod.AggregateNotification(
-            aggregate, action, phase, _STATE['conf'].host)
+        notification = build()
         sender.send(_context_dict(context), notification.event_type,
                     notification.publisher_id,
                     notification.payload.to_wire())
     except Exception:
-        LOG.exception('Could not build the aggregate.%(action)s.%(phase)s '
-                      'notification of aggregate %(name)s.',
-                      {'action': action, 'phase': phase,
-                       'name': getattr(aggregate, 'name', None)})
+        LOG.exception('Could not build the %s.', describe())
 
 
 def flush(timeout=sender_mod.EXIT_FLUSH_TIMEOUT):

@@ -104,17 +104,21 @@ class TestMatches(base.BaseTestCase):
         self.assertFalse(version.matches(microversion.V2_11))
 
 
-class TestRemovedIn(base.BaseTestCase):
-
-    @staticmethod
-    @microversion.removed_in(microversion.V2_53)
-    def _handler(req):
-        return 'served'
+class _DecoratedHandlerTestCase(base.BaseTestCase):
+    """Calls ``_handler`` at a microversion, as the router would."""
 
     def _call(self, version):
         req = api_request.Request.blank('/')
         req.environ[api_request.ENV_VERSION] = version
         return self._handler(req)
+
+
+class TestRemovedIn(_DecoratedHandlerTestCase):
+
+    @staticmethod
+    @microversion.removed_in(microversion.V2_53)
+    def _handler(req):
+        return 'served'
 
     def test_served_before_the_removal(self):
         self.assertEqual('served', self._call(
@@ -127,17 +131,12 @@ class TestRemovedIn(base.BaseTestCase):
                               microversion.from_headers({LEGACY: text}))
 
 
-class TestAddedIn(base.BaseTestCase):
+class TestAddedIn(_DecoratedHandlerTestCase):
 
     @staticmethod
     @microversion.added_in(microversion.V2_81)
     def _handler(req):
         return 'served'
-
-    def _call(self, version):
-        req = api_request.Request.blank('/')
-        req.environ[api_request.ENV_VERSION] = version
-        return self._handler(req)
 
     def test_not_found_before_the_addition(self):
         for version in (microversion.from_headers({LEGACY: '2.80'}),
