@@ -40,8 +40,9 @@ class TestAggregatesWithNovaclient(test_end_to_end.EndToEndTestCase):
         self.start_agent('--driver', 'local', '--host', HOST,
                          '--availability-zone', 'az1')
         nova = self.nova('2.53')
-        # The agent registers its service, then puts its host in the zone.
-        self.assertTrue(commands.wait_until(lambda: nova.aggregates.list()))
+        # The agent registers its service, puts its host in the zone, and
+        # only then heartbeats.
+        self.assertTrue(commands.wait_until(lambda: self.report_count() > 0))
         (placed,) = nova.aggregates.list()
         self.assertEqual(('az1', [HOST]), (placed.name, placed.hosts))
         other = nova.aggregates.create('agg2', 'az2')
