@@ -246,9 +246,11 @@ ServiceRow = collections.namedtuple(
     'ServiceRow', tuple(models.Service.__table__.columns.keys()))
 
 
-def _filter_services(query, host, binary, exclude_binaries):
+def _filter_services(query, host, binary, exclude_binaries, hosts=None):
     if host is not None:
         query = query.where(models.Service.host == host)
+    if hosts is not None:
+        query = query.where(models.Service.host.in_(sorted(set(hosts))))
     if binary is not None:
         query = query.where(models.Service.binary == binary)
     if exclude_binaries:
@@ -257,7 +259,8 @@ def _filter_services(query, host, binary, exclude_binaries):
 
 
 @context_manager.reader
-def service_list_rows(context, host=None, binary=None, exclude_binaries=()):
+def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
+                      hosts=None):
     """Live services as read-only :class:`ServiceRow`, for listings.
 
     A row has every column as an attribute, as a Service object has its
@@ -266,7 +269,7 @@ def service_list_rows(context, host=None, binary=None, exclude_binaries=()):
     """
     table = models.Service.__table__
     query = sa.select(table).where(table.c.deleted == 0)
-    query = _filter_services(query, host, binary, exclude_binaries)
+    query = _filter_services(query, host, binary, exclude_binaries, hosts)
     return [ServiceRow._make(row)
             for row in context.session.connection().execute(query)]
 
