@@ -68,10 +68,14 @@ def _criteria(matching):
     if matching.locked is not None:
         found.append(_INSTANCES.c.locked_by.is_not(None) if matching.locked
                      else _INSTANCES.c.locked_by.is_(None))
+    # A server never updated changed when it was created, as its view
+    # shows it.
+    changed = sa.func.coalesce(_INSTANCES.c.updated_at,
+                               _INSTANCES.c.created_at)
     if matching.changes_since is not None:
-        found.append(_INSTANCES.c.updated_at >= matching.changes_since)
+        found.append(changed >= matching.changes_since)
     if matching.changes_before is not None:
-        found.append(_INSTANCES.c.updated_at <= matching.changes_before)
+        found.append(changed <= matching.changes_before)
     if matching.flavor is not None:
         found.append(_INSTANCES.c.instance_type_id.in_(
             sa.select(_FLAVORS.c.id).where(
