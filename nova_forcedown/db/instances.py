@@ -18,6 +18,11 @@ context_manager = db_api.context_manager
 
 _INSTANCES = models.Instance.__table__
 _FLAVORS = models.Flavor.__table__
+_EXTRA_SPECS = models.FlavorExtraSpec.__table__
+
+# The flavor values an instance keeps a copy of, as Nova's instance does.
+FLAVOR_COPY_COLUMNS = ('flavorid', 'name', 'memory_mb', 'vcpus', 'root_gb',
+                       'ephemeral_gb', 'swap')
 
 InstanceRow = collections.namedtuple('InstanceRow',
                                      tuple(_INSTANCES.columns.keys()))
@@ -158,3 +163,23 @@ def instance_get_by_uuid(context, uuid, project_id=None):
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     return InstanceRow._make(row)
+
+
+@context_manager.reader.connection
+def flavor_copy(context, name):
+    """(flavors.id, the copy an instance keeps) of flavor ``name``, or None.
+
+    The copy holds :data:`FLAVOR_COPY_COLUMNS` and ``extra_specs``.
+    """
+    row = context.connection.execute(
+        sa.select(_FLAVORS.c.id, *(_FLAVORS.c[name]
+                                   for name in FLAVOR_COPY_COLUMNS))
+        .where(_FLAVORS.c.name == name)).first()
+    if row is None:
+        return None
+    specs = context.connection.execute(
+        sa.select(_EXTRA_SPECS.c.key, _EXTRA_SPECS.c.value)
+        .where(_EXTRA_SPECS.c.flavor_id == row.id))
+    copy = {name: getattr(row, name) for name in FLAVOR_COPY_COLUMNS}
+    copy['extra_specs'] = {key: value for key, value in specs}
+    return row.id, copy

@@ -20,6 +20,12 @@ _JSON_FIELDS = ('flavor', 'user_metadata')
 InstanceFilters = db_instances.InstanceFilters
 filters = db_instances.filters
 DEFAULT_SORT = db_instances.DEFAULT_SORT
+FLAVOR_COPY_COLUMNS = db_instances.FLAVOR_COPY_COLUMNS
+
+
+def flavor_copy(context, name):
+    """(flavor row id, the copy an instance keeps) of ``name``, or None."""
+    return db_instances.flavor_copy(context, name)
 
 
 def _json_field():
