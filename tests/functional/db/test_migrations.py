@@ -3,6 +3,8 @@
 Each test starts from an empty, freshly provisioned database.
 """
 
+import json
+
 from alembic import config as alembic_config
 from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
@@ -174,7 +176,11 @@ class MigrationsMixin:
             self.assertEqual(legacy['name'], row['display_name'])
             self.assertEqual(legacy['host'], row['host'])
             self.assertIsNone(row['project_id'])
-            self.assertIsNone(row['flavor'])
+            self.assertEqual(
+                {'flavorid': 'fake.small', 'name': 'fake.small',
+                 'memory_mb': 4096, 'vcpus': 2, 'root_gb': 40,
+                 'ephemeral_gb': 0, 'swap': 0, 'extra_specs': {}},
+                json.loads(row['flavor']))
             self.assertIsNone(row['locked_by'])
             self.assertIsNone(row['user_metadata'])
             self.assertIsNone(row['config_drive'])

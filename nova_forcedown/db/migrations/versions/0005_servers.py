@@ -6,13 +6,17 @@ a flavor deleted later still describes it), the image, the names, the
 launch and termination times, the zone asked for, the lock, the progress,
 the access addresses, the config drive and the user's metadata (JSON).
 
-Existing rows belong to no project yet, have no flavor copy, are not
-locked, have no config drive and no metadata (NULL, shown as empty) and,
-when active, were launched when they were created.
+Existing rows belong to no project yet, are not locked, have no config
+drive and no metadata (NULL, shown as empty) and, when active, were
+launched when they were created. Their flavor copy is
+the one every server of the fake driver had until now (2 VCPUs, 4 GiB,
+40 GB), the only driver that made instances before this revision.
 
 Revision ID: 0005_servers
 Revises: 0004_flavors
 """
+
+import json
 
 from alembic import op
 import sqlalchemy as sa
@@ -21,6 +25,12 @@ revision = '0005_servers'
 down_revision = '0004_flavors'
 branch_labels = None
 depends_on = None
+
+# Frozen here: what the fake driver's servers were built with so far.
+_FAKE_DRIVER_FLAVOR = {
+    'flavorid': 'fake.small', 'name': 'fake.small', 'memory_mb': 4096,
+    'vcpus': 2, 'root_gb': 40, 'ephemeral_gb': 0, 'swap': 0,
+    'extra_specs': {}}
 
 
 def _new_columns():
@@ -56,3 +66,7 @@ def upgrade():
                            ['created_at', 'id'])
     op.execute("UPDATE instances SET launched_at = created_at "
                "WHERE vm_state = 'active' AND launched_at IS NULL")
+    instances = sa.table('instances', sa.column('flavor', sa.Text))
+    op.execute(instances.update().where(instances.c.flavor.is_(None))
+               .values(flavor=json.dumps(_FAKE_DRIVER_FLAVOR,
+                                         sort_keys=True)))
