@@ -46,10 +46,15 @@ _JOINED = ('block_device_mapping', 'services', 'metadata', 'pci_devices',
            'security_groups', 'info_cache', 'system_metadata', 'tags')
 # Filters on a column of the same meaning, matched exactly.
 _EXACT = {'host': 'host', 'project_id': 'project_id', 'user_id': 'user_id',
-          'uuid': 'uuid', 'image': 'image_ref', 'key_name': 'key_name',
-          'availability_zone': 'availability_zone',
-          'config_drive': 'config_drive'}
-_SUBSTRING = {'name': 'name', 'node': 'node', 'hostname': 'hostname'}
+          'uuid': 'uuid', 'image': 'image_ref', 'image_ref': 'image_ref',
+          'key_name': 'key_name', 'availability_zone': 'availability_zone',
+          'config_drive': 'config_drive', 'locked_by': 'locked_by',
+          'access_ip_v4': 'access_ip_v4', 'access_ip_v6': 'access_ip_v6'}
+_SUBSTRING = {'name': 'name', 'display_name': 'name', 'node': 'node',
+              'hostname': 'hostname'}
+# Filters on what no server here has (addresses, tags, a reservation):
+# nothing matches them, as nothing would in Nova.
+_NEVER_MATCHED = ('ip', 'ip6', 'tags', 'tags-any', 'reservation_id')
 # Sort keys this API can order by; others are dropped (400 from 2.75).
 _SORT_KEYS = {'created_at', 'updated_at', 'display_name', 'host', 'node',
               'uuid', 'vm_state', 'task_state', 'launched_at',
@@ -146,7 +151,7 @@ def _matching(req, search, all_tenants_rule):
             raise webob.exc.HTTPBadRequest(
                 explanation='Invalid filter field: %s.' % name)
     states = _states(req, search)
-    if states is None:
+    if states is None or any(search.get(name) for name in _NEVER_MATCHED):
         return None
     vm_states, task_states, deleted = states
     last = {name: values[-1] for name, values in search.items()}
