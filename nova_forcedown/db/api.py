@@ -266,6 +266,8 @@ def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
     A row has every column as an attribute, as a Service object has its
     fields, but costs no ORM identity map and no field coercion: at ten
     thousand services that is most of a listing's time. One query.
+    ``hosts``, when given, keeps the services of those hosts only (the
+    compute services of a page of servers, for their host_status).
     """
     table = models.Service.__table__
     query = sa.select(table).where(table.c.deleted == 0)
