@@ -77,6 +77,10 @@ class HypervisorPatternNotFound(NotFound):
     msg_fmt = "No hypervisor matching '%(pattern)s' could be found."
 
 
+class InstanceNotFound(NotFound):
+    msg_fmt = 'Instance %(instance_id)s could not be found.'
+
+
 class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 

@@ -192,7 +192,14 @@ def create_compute_node(ctxt, service=None, hostname='node1', **fields):
     return node
 
 
+# The flavor copy of instances made by create_instance.
+INSTANCE_FLAVOR = {'flavorid': '1', 'name': 'm1.tiny', 'memory_mb': 512,
+                   'vcpus': 1, 'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
+                   'extra_specs': {}}
+
+
 def create_instance(ctxt, host, name='server', **fields):
+    fields.setdefault('flavor', INSTANCE_FLAVOR)
     instance = instance_obj.Instance(ctxt, host=host, node=host,
                                      display_name=name, vm_state='active',
                                      **fields)

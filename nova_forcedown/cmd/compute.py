@@ -45,6 +45,15 @@ CLI_OPTS = [
                     'driver).'),
     cfg.IntOpt('instances', default=0, min=0,
                help='Simulated servers per host (fake driver).'),
+    cfg.StrOpt('flavor',
+               help='Name of the flavor the simulated servers are built '
+                    'with (fake driver); a built-in one if no flavor has '
+                    'that name.'),
+    cfg.StrOpt('project-id', default='fake-project',
+               help='Project that owns the simulated servers (fake '
+                    'driver).'),
+    cfg.StrOpt('user-id', default='fake-user',
+               help='User that owns the simulated servers (fake driver).'),
     cfg.StrOpt('availability-zone',
                help='Availability zone the services report (default: '
                     '[DEFAULT] default_availability_zone for nova-compute, '

@@ -11,6 +11,7 @@ import collections
 import time
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
 from stevedore import driver as stevedore_driver
 
 from nova_forcedown.compute.drivers import base as driver_base
@@ -84,6 +85,7 @@ class Agent:
 
     def __init__(self, conf, driver, clock=time.monotonic):
         self._driver = driver
+        self._conf = conf
         self._binary = conf.binary
         self._availability_zone = conf.availability_zone
         self._context = nf_context.get_admin_context()
@@ -108,9 +110,10 @@ class Agent:
             aggregate_obj.Aggregate.place_hosts_in_zone(
                 self._context, hosts, self._availability_zone)
         if self.is_compute:
+            owner = self._instance_owner()
             self.nodes = [self._register_node(service)
                           for service in self.services]
-            self._register_instances(hosts)
+            self._register_instances(hosts, owner)
         LOG.info('Registered %(count)d %(binary)s service(s): %(first)s'
                  '%(last)s.', {'count': len(hosts), 'binary': self._binary,
                                'first': hosts[0],
@@ -158,7 +161,29 @@ class Agent:
         node.save()
         return node
 
-    def _register_instances(self, hosts):
+    def _instance_owner(self):
+        """What every server this agent creates shares.
+
+        The owner (``--project-id``, ``--user-id``), the launch time, the
+        zone, and the flavor named by ``--flavor`` when there is one: the
+        driver builds its servers (and counts its node's usage) with it,
+        else with its own.
+        """
+        owner = {'project_id': self._conf.project_id,
+                 'user_id': self._conf.user_id,
+                 'availability_zone': self._availability_zone,
+                 'launched_at': timeutils.utcnow()}
+        name = self._conf.flavor
+        found = instance_obj.flavor_copy(self._context, name) if name else None
+        if found is not None:
+            owner['instance_type_id'], flavor = found
+            self._driver.use_flavor(flavor)
+        elif name:
+            LOG.warning("No flavor is named %s: simulated servers use the "
+                        "driver's own.", name)
+        return owner
+
+    def _register_instances(self, hosts, owner):
         """Create the servers the driver reports and the database lacks."""
         existing = collections.Counter(
             instance.host for instance in
@@ -166,7 +191,7 @@ class Agent:
         for host in hosts:
             for values in self._driver.instances(host)[existing[host]:]:
                 instance_obj.Instance(self._context, host=host, node=host,
-                                      **values).create()
+                                      **owner, **values).create()
 
     def start(self):
         """Heartbeat all services from one thread."""

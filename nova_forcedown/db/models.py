@@ -80,6 +80,9 @@ class Instance(Base):
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
         sa.Index('instances_host_deleted_idx', 'host', 'deleted'),
+        sa.Index('instances_project_id_deleted_idx', 'project_id',
+                 'deleted'),
+        sa.Index('instances_created_at_id_idx', 'created_at', 'id'),
     )
 
     id = sa.Column(sa.Integer, primary_key=True)
@@ -90,6 +93,27 @@ class Instance(Base):
     vm_state = sa.Column(sa.String(255), nullable=True)
     power_state = sa.Column(sa.Integer, nullable=True)
     task_state = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    display_description = sa.Column(sa.Text, nullable=True)
+    instance_type_id = sa.Column(sa.Integer, nullable=True)
+    # The flavor the instance was built with, as JSON: Nova keeps a copy
+    # with the instance, so a later change of the flavor changes nothing.
+    flavor = sa.Column(sa.Text, nullable=True)
+    image_ref = sa.Column(sa.String(255), nullable=True)
+    hostname = sa.Column(sa.String(255), nullable=True)
+    key_name = sa.Column(sa.String(255), nullable=True)
+    launched_at = sa.Column(sa.DateTime, nullable=True)
+    terminated_at = sa.Column(sa.DateTime, nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    locked_by = sa.Column(sa.String(255), nullable=True)
+    locked_reason = sa.Column(sa.Text, nullable=True)
+    progress = sa.Column(sa.Integer, nullable=True)
+    access_ip_v4 = sa.Column(sa.String(39), nullable=True)
+    access_ip_v6 = sa.Column(sa.String(39), nullable=True)
+    config_drive = sa.Column(sa.String(255), nullable=True)
+    # The user's key/value metadata, as a JSON object (NULL: none).
+    user_metadata = sa.Column(sa.Text, nullable=True)
 
 
 class Aggregate(ApiTableBase):

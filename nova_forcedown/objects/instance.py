@@ -1,16 +1,47 @@
-"""Instance: just enough of a server for hypervisor listings and deletes."""
+"""Instance: a server, as the hypervisor and server views and the agent
+see it.
 
+The flavor is the copy kept with the instance when it was built (a dict
+of the flavor's values), so a flavor changed or deleted later still
+describes it; the metadata is the user's key/value pairs.
+"""
+
+from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import instances as db_instances
 from nova_forcedown.objects import base
+
+# Columns stored as JSON text, read as dicts.
+_JSON_FIELDS = ('flavor', 'user_metadata')
+
+InstanceFilters = db_instances.InstanceFilters
+filters = db_instances.filters
+DEFAULT_SORT = db_instances.DEFAULT_SORT
+FLAVOR_COPY_COLUMNS = db_instances.FLAVOR_COPY_COLUMNS
+
+
+def flavor_copy(context, name):
+    """(flavor row id, the copy an instance keeps) of ``name``, or None."""
+    return db_instances.flavor_copy(context, name)
+
+
+def _json_field():
+    """A dict of anything JSON holds.
+
+    The flavor copy has numbers and an extra_specs dict.
+    """
+    return fields.Field(fields.Dict(fields.FieldType()), nullable=True)
 
 
 @base.ObjectRegistry.register
 class Instance(base.NovaForcedownObject):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: Owner, flavor copy, image, names, launch times, zone,
+    #              lock, progress, access addresses, config drive, metadata
+    VERSION = '1.1'
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -23,23 +54,78 @@ class Instance(base.NovaForcedownObject):
         'task_state': fields.StringField(nullable=True),
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
+        'project_id': fields.StringField(nullable=True),
+        'user_id': fields.StringField(nullable=True),
+        'display_description': fields.StringField(nullable=True),
+        'instance_type_id': fields.IntegerField(nullable=True),
+        'flavor': _json_field(),
+        'image_ref': fields.StringField(nullable=True),
+        'hostname': fields.StringField(nullable=True),
+        'key_name': fields.StringField(nullable=True),
+        'launched_at': fields.DateTimeField(nullable=True),
+        'terminated_at': fields.DateTimeField(nullable=True),
+        'availability_zone': fields.StringField(nullable=True),
+        'locked_by': fields.StringField(nullable=True),
+        'locked_reason': fields.StringField(nullable=True),
+        'progress': fields.IntegerField(nullable=True),
+        'access_ip_v4': fields.StringField(nullable=True),
+        'access_ip_v6': fields.StringField(nullable=True),
+        'config_drive': fields.StringField(nullable=True),
+        'user_metadata': fields.DictOfNullableStringsField(nullable=True),
     }
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if target_version == '1.0':
+            for name in set(self.fields) - set(_V1_0_FIELDS):
+                primitive.pop(name, None)
 
     @staticmethod
     def _from_db_object(context, instance, db_instance):
-        return base.from_db_object(instance, db_instance)
+        return base.from_db_object(instance, _decoded(db_instance))
+
+    @classmethod
+    def get_record(cls, context, uuid, project_id=None):
+        """The live server ``uuid`` as a read-only record.
+
+        404 if there is none, or if ``project_id`` is given and the server
+        is another project's.
+        """
+        return _decoded(db_instances.instance_get_by_uuid(
+            context, uuid, project_id=project_id))
 
     def create(self):
         values = self.obj_get_changes()
         values.setdefault('uuid', uuidutils.generate_uuid())
+        for name in _JSON_FIELDS:
+            if values.get(name) is not None:
+                values[name] = jsonutils.dumps(values[name])
         db_instance = db_api.instance_create(self._context, values)
         self._from_db_object(self._context, self, db_instance)
+
+
+_V1_0_FIELDS = ('id', 'uuid', 'display_name', 'host', 'node', 'vm_state',
+                'power_state', 'task_state', 'created_at', 'updated_at')
+
+
+def _decoded(row):
+    """A row (ORM object or record) with its JSON columns as dicts."""
+    values = {name: getattr(row, name) for name in _JSON_FIELDS}
+    decoded = {name: (jsonutils.loads(text) if text else
+                      ({} if name == 'user_metadata' else None))
+               for name, text in values.items()}
+    if hasattr(row, '_replace'):
+        return row._replace(**decoded)
+    for name, value in decoded.items():
+        setattr(row, name, value)
+    return row
 
 
 @base.ObjectRegistry.register
 class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
     # Version 1.0: Initial version
-    VERSION = '1.0'
+    # Version 1.1: Instance version 1.1
+    VERSION = '1.1'
 
     fields = {
         'objects': fields.ListOfObjectsField('Instance'),
@@ -55,3 +141,14 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
     @classmethod
     def get_by_host(cls, context, host):
         return cls.get_by_hosts(context, [host])
+
+    @staticmethod
+    def get_records(context, matching, limit=None, marker=None,
+                    sort=DEFAULT_SORT):
+        """Servers as read-only records, JSON columns decoded.
+
+        db.instances.InstanceRow records, for listings of thousands: one
+        query (two with a marker), no versioned object per row.
+        """
+        return [_decoded(row) for row in db_instances.instance_get_all(
+            context, matching, limit=limit, marker=marker, sort=sort)]

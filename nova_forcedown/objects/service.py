@@ -227,11 +227,14 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
         return gone
 
     @staticmethod
-    def get_records(context, host=None, binary=None, include_api=True):
+    def get_records(context, host=None, binary=None, include_api=True,
+                    hosts=None):
         """What get_all returns, as read-only records (db.api.ServiceRow).
 
         For listings of thousands: no versioned object is built per row.
+        ``hosts``, when given, keeps the services of those hosts only.
         """
         return db_api.service_list_rows(
             context, host=host, binary=binary,
-            exclude_binaries=() if include_api else API_BINARIES)
+            exclude_binaries=() if include_api else API_BINARIES,
+            hosts=hosts)

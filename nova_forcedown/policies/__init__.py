@@ -7,6 +7,7 @@ from nova_forcedown.policies import availability_zone
 from nova_forcedown.policies import base
 from nova_forcedown.policies import extensions
 from nova_forcedown.policies import hypervisors
+from nova_forcedown.policies import servers
 from nova_forcedown.policies import services
 
 
@@ -17,5 +18,6 @@ def list_rules():
         availability_zone.list_rules(),
         extensions.list_rules(),
         hypervisors.list_rules(),
+        servers.list_rules(),
         services.list_rules(),
     ))

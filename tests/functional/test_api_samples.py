@@ -119,11 +119,22 @@ REQUESTS = [
      '/os-availability-zone', '2.1', None),
     ('os-availability-zone/availability-zone-detail-v2.1', 'GET',
      '/os-availability-zone/detail', '2.1', None),
+    ('servers/servers-list-v2.1', 'GET', '/servers?all_tenants=1&limit=3',
+     '2.1', None),
+    ('servers/servers-detail-v2.16', 'GET',
+     '/servers/detail?all_tenants=1&host=host3', '2.16', None),
+    ('servers/servers-detail-v2.1', 'GET', '/servers/detail?host=host4',
+     '2.1', None),
+    ('servers/server-show-v2.47', 'GET', '/servers/{WEB1_UUID}', '2.47',
+     None),
+    ('servers/server-show-v2.100', 'GET', '/servers/{DB2_UUID}', '2.100',
+     None),
 ]
 
 # Samples of these directories also get these fixtures' rows.
 EXTRA_FIXTURES = {
     'os-aggregates': [api_fixtures.AggregatesFixture],
+    'servers': [api_fixtures.ServersFixture],
 }
 
 

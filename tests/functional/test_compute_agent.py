@@ -231,3 +231,49 @@ class TestFakeAgent(base.BaseTestCase):
         self.assertEqual(40, len(instances))
         self.assertEqual({'sim-%d' % i for i in range(1, 21)},
                          {row['host'] for row in instances})
+
+    def _instances_of_agent(self, database, *args):
+        self.useFixture(commands.AgentProcess(
+            database, '--driver', 'fake', '--hosts', '2', '--instances', '3',
+            '--host-prefix', 'sim-', *args))
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(database, minimum=1, count=2)))
+        return database.query('SELECT * FROM instances ORDER BY id')
+
+    def test_servers_are_active_running_owned_and_keep_a_flavor(self):
+        database = self.useFixture(commands.DatabaseFile())
+        instances = self._instances_of_agent(
+            database, '--project-id', 'p1', '--user-id', 'u1')
+
+        self.assertEqual(6, len(instances))
+        self.assertEqual({('active', 1, None, 'p1', 'u1')}, {
+            (row['vm_state'], row['power_state'], row['task_state'],
+             row['project_id'], row['user_id']) for row in instances})
+        self.assertTrue(all(row['launched_at'] for row in instances))
+        flavor = json.loads(instances[0]['flavor'])
+        self.assertEqual(('fake.small', 2, 4096, 40),
+                         (flavor['name'], flavor['vcpus'],
+                          flavor['memory_mb'], flavor['root_gb']))
+        self.assertIsNone(instances[0]['instance_type_id'])
+
+    def test_servers_copy_the_flavor_named_by_the_option(self):
+        database = self.useFixture(commands.DatabaseFile())
+        database.execute(
+            "INSERT INTO flavors (id, flavorid, name, memory_mb, vcpus, "
+            "root_gb, ephemeral_gb, swap, disabled, is_public) VALUES "
+            "(7, '7', 'm1.tiny', 512, 1, 1, 0, 0, 0, 1)")
+        database.execute(
+            "INSERT INTO flavor_extra_specs (flavor_id, key, value) "
+            "VALUES (7, 'evacuable', 'true')")
+
+        instances = self._instances_of_agent(database, '--flavor', 'm1.tiny')
+
+        self.assertEqual({7}, {row['instance_type_id'] for row in instances})
+        self.assertEqual(
+            {'flavorid': '7', 'name': 'm1.tiny', 'memory_mb': 512,
+             'vcpus': 1, 'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
+             'extra_specs': {'evacuable': 'true'}},
+            json.loads(instances[0]['flavor']))
+        node = database.query('SELECT * FROM compute_nodes')[0]
+        self.assertEqual((3, 1536), (node['vcpus_used'],
+                                     node['memory_mb_used']))

@@ -57,6 +57,18 @@ LISTINGS = [
 
 ZONE_LISTINGS = ('/os-availability-zone', '/os-availability-zone/detail')
 
+# (path, microversion, statements): server listings of all projects. A
+# detail listing reads the servers, their hosts' compute services (for
+# host_status, from 2.16) and zones; a marker is one more read.
+SERVER_LISTINGS = [
+    ('/servers?all_tenants=1', '2.1', 1),
+    ('/servers/detail?all_tenants=1', '2.1', 2),
+    ('/servers/detail?all_tenants=1', '2.100', 3),
+    ('/servers/detail?all_tenants=1&host=host-00003', '2.53', 3),
+    ('/servers/detail?all_tenants=1&status=ACTIVE&limit=5', '2.100', 3),
+    ('/servers/detail?all_tenants=1&limit=5&marker=%(server)s', '2.100', 4),
+]
+
 
 AGGREGATES = 5
 
@@ -183,6 +195,31 @@ class StatementCountsMixin:
         self.assertEqual({listing: 2 for listing in small},
                          self._counts(None, None, ZONE_LISTINGS))
 
+    def _server_counts(self, marker):
+        counts = {}
+        for path, version, _ in SERVER_LISTINGS:
+            request = webob.Request.blank(
+                '/v2.1' + path % {'server': marker}, headers={
+                    'X-Auth-Token': ADMIN_TOKEN,
+                    'OpenStack-API-Version': 'compute ' + version})
+            with nf_fixtures.recorded_statements(self.engine) as statements:
+                response = request.get_response(self.app)
+            self.assertEqual(200, response.status_int, response.body)
+            counts[(path, version)] = len(statements)
+        return counts
+
+    def test_server_listings_do_not_grow_with_servers(self):
+        add_hosts(self.engine, 1, 10)
+        with self.engine.connect() as connection:
+            marker = connection.execute(
+                sa.select(models.Instance.uuid).where(
+                    models.Instance.host == 'host-00004')).scalars().first()
+        small = self._server_counts(marker)
+        add_hosts(self.engine, 11, 500)
+        self.assertEqual(small, self._server_counts(marker))
+        self.assertEqual({(path, version): count for path, version, count
+                          in SERVER_LISTINGS}, small)
+
     def _put(self, path, version, body):
         request = webob.Request.blank(
             '/v2.1' + path, method='PUT', headers={
@@ -220,7 +257,8 @@ class StatementCountsMixin:
         add_hosts(self.engine, 1, 500)
         for path, key, expected in (
                 ('/os-services', 'services', 501),
-                ('/os-hypervisors/detail', 'hypervisors', 500)):
+                ('/os-hypervisors/detail', 'hypervisors', 500),
+                ('/servers/detail?all_tenants=1', 'servers', 1000)):
             response = webob.Request.blank(
                 '/v2.1' + path, headers={'X-Auth-Token': ADMIN_TOKEN}
             ).get_response(self.app)

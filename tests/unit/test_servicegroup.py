@@ -7,6 +7,7 @@ from oslotest import base
 
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup
+from nova_forcedown.servicegroup import host_status
 from nova_forcedown.servicegroup import zones
 from tests import fixtures as nf_fixtures
 
@@ -165,3 +166,34 @@ class TestAvailabilityZones(base.BaseTestCase):
     def test_liveness_is_not_asked_for_a_summary(self):
         listed = self._listing(self._service('c1'))
         self.assertIsNone(listed['az1'].hosts['c1'][0].is_up)
+
+
+class TestHostStatus(base.BaseTestCase):
+    """host_status of a server, first rule that matches."""
+
+    def _status(self, service, up=True):
+        return host_status.host_status(service, lambda service: up)
+
+    def test_no_compute_service_is_empty(self):
+        self.assertEqual('', self._status(None))
+
+    def test_forced_down_is_down_even_if_disabled_and_heartbeating(self):
+        service = _service(NOW, forced_down=True)
+        service.disabled = True
+        self.assertEqual('DOWN', self._status(service, up=True))
+
+    def test_disabled_is_maintenance_up_or_not(self):
+        service = _service(NOW)
+        service.disabled = True
+        self.assertEqual('MAINTENANCE', self._status(service, up=True))
+        self.assertEqual('MAINTENANCE', self._status(service, up=False))
+
+    def test_enabled_and_up_is_up(self):
+        service = _service(NOW)
+        service.disabled = False
+        self.assertEqual('UP', self._status(service, up=True))
+
+    def test_stale_heartbeat_not_forced_is_unknown(self):
+        service = _service(NOW)
+        service.disabled = False
+        self.assertEqual('UNKNOWN', self._status(service, up=False))

@@ -30,3 +30,10 @@ class ComputeDriver(metaclass=abc.ABCMeta):
     def instances(self, host):
         """Instance fields of the servers running on ``host``."""
         return []
+
+    def use_flavor(self, flavor):
+        """Build the servers of instances() with ``flavor``'s values.
+
+        ``flavor`` is the copy an instance keeps (memory_mb, vcpus,
+        root_gb, ...). A driver without simulated servers ignores it.
+        """

@@ -1,7 +1,9 @@
 """The fake driver: many simulated hosts, each with simulated servers.
 
 For demos and scale tests: one agent process registers ``--hosts`` hosts
-named ``<--host-prefix><i>`` (i from 1) with ``--instances`` servers each.
+named ``<--host-prefix><i>`` (i from 1) with ``--instances`` servers each,
+active and running, built with the flavor the agent gives (``--flavor``),
+else with :data:`BUILT_IN_FLAVOR`.
 """
 
 import ipaddress
@@ -21,10 +23,16 @@ CPU_INFO = jsonutils.dumps({
     'topology': {'sockets': 2, 'cores': 16, 'threads': 2},
     'features': ['avx2', 'avx512f', 'sse4.2', 'vmx']})
 
-# Every simulated server has the same flavor.
+# Every simulated server has the same flavor: this one, unless the agent
+# finds the flavor --flavor names.
 INSTANCE_VCPUS = 2
 INSTANCE_MEMORY_MB = 4096
 INSTANCE_GB = 40
+BUILT_IN_FLAVOR = {
+    'flavorid': 'fake.small', 'name': 'fake.small',
+    'memory_mb': INSTANCE_MEMORY_MB, 'vcpus': INSTANCE_VCPUS,
+    'root_gb': INSTANCE_GB, 'ephemeral_gb': 0, 'swap': 0,
+    'extra_specs': {}}
 
 # Host addresses come from the benchmarking range of RFC 2544.
 FIRST_ADDRESS = ipaddress.ip_address('198.18.0.0')
@@ -39,27 +47,33 @@ class FakeDriver(base.ComputeDriver):
         self._started = time.monotonic()
         self._index = {'%s%d' % (conf.host_prefix, i): i
                        for i in range(1, conf.hosts + 1)}
+        self._flavor = BUILT_IN_FLAVOR
+
+    def use_flavor(self, flavor):
+        self._flavor = flavor
 
     def hosts(self):
         return list(self._index)
 
     def instances(self, host):
         return [{'display_name': '%s-server-%d' % (host, i),
+                 'hostname': '%s-server-%d' % (host, i),
                  'vm_state': 'active', 'power_state': POWER_STATE_RUNNING,
-                 'task_state': None}
+                 'task_state': None, 'flavor': self._flavor}
                 for i in range(1, self.conf.instances + 1)]
 
     def node_resources(self, host):
         count = self.conf.instances
-        memory_used = count * INSTANCE_MEMORY_MB
-        disk_used = count * INSTANCE_GB
+        memory_used = count * self._flavor['memory_mb']
+        disk_used = count * (self._flavor['root_gb'] +
+                             self._flavor['ephemeral_gb'])
         return {
             'hypervisor_type': 'fake',
             'hypervisor_version': 1000,
             'host_ip': str(FIRST_ADDRESS + self._index[host]),
             'cpu_info': CPU_INFO,
             'vcpus': VCPUS,
-            'vcpus_used': count * INSTANCE_VCPUS,
+            'vcpus_used': count * self._flavor['vcpus'],
             'memory_mb': MEMORY_MB,
             'memory_mb_used': memory_used,
             'free_ram_mb': MEMORY_MB - memory_used,

@@ -28,12 +28,15 @@ from nova_forcedown.api import deploy
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
+from nova_forcedown.db import models
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
 
 ADMIN_PROJECT = '6f70656e737461636b'
 USER_PROJECT = 'c0ffee00c0ffee00'
+OTHER_PROJECT = 'bead0000bead0000'
 
 _RUNNING = {}
 
@@ -297,6 +300,88 @@ class ZonesFixture(fixture.GabbiFixture):
             ctxt, 'host4', service_obj.COMPUTE_BINARY)
         host4.disabled = False
         host4.save()
+
+    def stop_fixture(self):
+        pass
+
+
+def _created(minute):
+    return datetime.datetime(2026, 1, 2, 3, minute, 0)
+
+
+# The flavor row ServersFixture writes, and the copy its servers keep.
+SMALL_FLAVOR = {'flavorid': '2', 'name': 'm1.small', 'memory_mb': 2048,
+                'vcpus': 1, 'root_gb': 20, 'ephemeral_gb': 0, 'swap': 0}
+
+
+class ServersFixture(fixture.GabbiFixture):
+    """Servers of three projects on ComputeHostsFixture's hosts.
+
+    ==========  =======  =============  ===================  ==========
+    server      host     project        vm_state / task      created
+    ==========  =======  =============  ===================  ==========
+    web-1       host1    USER_PROJECT   active               03:01
+    web-2       host2    USER_PROJECT   stopped (SHUTOFF)    03:02
+    db-1        host3    OTHER_PROJECT  error                03:03
+    db-2        host4    ADMIN_PROJECT  active / rebooting   03:04
+    pending     (none)   USER_PROJECT   building             03:05
+    gone        host1    USER_PROJECT   deleted (soft)       03:06
+    ==========  =======  =============  ===================  ==========
+
+    host1 is up, host2 disabled, host3 forced down, host4's heartbeat
+    stale. ComputeHostsFixture's server-a and server-b (host1, no
+    project, created now) come first in an all-projects listing. Every
+    server here was built with m1.small (flavor id 2, extra spec
+    ``hw:cpu_policy=shared``); web-1 has image ``IMAGE`` and metadata
+    ``HA_Enabled=True``; db-2 is locked by an admin ("maintenance").
+    Variables: ``<NAME>_UUID`` (WEB1, WEB2, DB1, DB2, PENDING, GONE).
+    """
+
+    SERVERS = (
+        ('WEB1', 'web-1', 'host1', USER_PROJECT, 'active', None, 1, 1),
+        ('WEB2', 'web-2', 'host2', USER_PROJECT, 'stopped', None, 4, 2),
+        ('DB1', 'db-1', 'host3', OTHER_PROJECT, 'error', None, 1, 3),
+        ('DB2', 'db-2', 'host4', ADMIN_PROJECT, 'active', 'rebooting', 1,
+         4),
+        ('PENDING', 'pending', None, USER_PROJECT, 'building', None, 0, 5),
+        ('GONE', 'gone', 'host1', USER_PROJECT, 'active', None, 1, 6),
+    )
+    EXTRA = {
+        'WEB1': {'image_ref': '70a599e0-31e7-49b7-b260-868f441e862b',
+                 'user_metadata': {'HA_Enabled': 'True'}, 'key_name': 'key',
+                 'hostname': 'web-1', 'progress': 0},
+        'DB2': {'locked_by': 'admin', 'locked_reason': 'maintenance',
+                'display_description': 'the database'},
+    }
+
+    def start_fixture(self):
+        os.environ['OTHER_PROJECT'] = OTHER_PROJECT
+        ctxt = context.get_admin_context()
+        flavor = dict(SMALL_FLAVOR, extra_specs={'hw:cpu_policy': 'shared'})
+        with db_api.context_manager.writer.using(ctxt) as session:
+            flavor_id = session.execute(
+                models.Flavor.__table__.insert().values(
+                    disabled=False, is_public=True, created_at=_created(0),
+                    **SMALL_FLAVOR)).inserted_primary_key[0]
+        for (label, name, host, project, vm_state, task_state, power_state,
+             minute) in self.SERVERS:
+            instance = instance_obj.Instance(
+                ctxt, display_name=name, host=host, node=host,
+                project_id=project, user_id='user-of-' + project,
+                vm_state=vm_state, task_state=task_state,
+                power_state=power_state, instance_type_id=flavor_id,
+                flavor=flavor, created_at=_created(minute),
+                launched_at=_created(minute) if host else None,
+                **self.EXTRA.get(label, {}))
+            instance.create()
+            os.environ[label + '_UUID'] = instance.uuid
+            if label == 'GONE':
+                nf_fixtures.soft_delete_row(self.engine(), models.Instance,
+                                            instance.id)
+
+    @staticmethod
+    def engine():
+        return db_api.context_manager.writer.get_engine()
 
     def stop_fixture(self):
         pass

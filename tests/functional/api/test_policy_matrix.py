@@ -26,6 +26,9 @@ MEMBER = 'user:' + fixtures.USER_PROJECT
 FOR_EVERYONE = [
     ('GET', '/v2.1/os-availability-zone', '2.1', None, 200),
     ('GET', '/v2/os-availability-zone', None, None, 200),
+    # A project's readers list their own servers.
+    ('GET', '/v2.1/servers', '2.1', None, 200),
+    ('GET', '/v2.1/servers/detail', '2.100', None, 200),
 ]
 
 
@@ -166,6 +169,25 @@ class PolicyMatrixTest(_AppTestCase):
             'GET', '/v2.1/os-availability-zone', MEMBER).body)
         self.assertEqual([None], [zone['hosts'] for zone in
                                   zones['availabilityZoneInfo']])
+
+    def test_all_projects_servers_are_for_admins(self):
+        for path, rule in (('/v2.1/servers', 'index'),
+                           ('/v2.1/servers/detail', 'detail')):
+            resp = self.request('GET', path + '?all_tenants=1', MEMBER)
+            self.assertEqual(
+                "Policy doesn't allow os_compute_api:servers:%s:"
+                "get_all_tenants to be performed." % rule,
+                jsonutils.loads(resp.body)['forbidden']['message'])
+            self.assertEqual(200, self.request(
+                'GET', path + '?all_tenants=1', ADMIN).status_code)
+
+    def test_servers_need_the_reader_role(self):
+        resp = self.request('GET', '/v2.1/servers',
+                            'fencer:' + fixtures.USER_PROJECT,
+                            roles='fencer')
+        self.assertEqual(
+            "Policy doesn't allow os_compute_api:servers:index to be "
+            "performed.", jsonutils.loads(resp.body)['forbidden']['message'])
 
     def test_extensions_are_for_everyone(self):
         for token in (ADMIN, MEMBER):

@@ -3,6 +3,8 @@
 Each test starts from an empty, freshly provisioned database.
 """
 
+import json
+
 from alembic import config as alembic_config
 from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
@@ -16,6 +18,7 @@ INITIAL = '0001_initial'
 FORCED_DOWN = '0002_services_forced_down'
 AGGREGATES = '0003_aggregates'
 FLAVORS = '0004_flavors'
+SERVERS = '0005_servers'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -36,6 +39,13 @@ _LEGACY_SERVICES = [
      'host': 'compute3', 'binary': 'nova-compute', 'topic': 'compute',
      'report_count': 3, 'disabled': False, 'disabled_reason': None,
      'deleted': 4},
+]
+
+_LEGACY_INSTANCES = [
+    {'id': 1, 'uuid': 'b1c0e0b4-4ae8-4a43-9d3b-1b8c3c4f2c01',
+     'name': 'vm1', 'host': 'compute1', 'vm_state': 'active'},
+    {'id': 2, 'uuid': 'b1c0e0b4-4ae8-4a43-9d3b-1b8c3c4f2c02',
+     'name': 'vm2', 'host': 'compute2', 'vm_state': 'building'},
 ]
 
 _INSERT_LEGACY_SERVICE = sa.text(
@@ -91,7 +101,7 @@ class MigrationsMixin:
 
     def test_walk_up_one_revision_at_a_time(self):
         revisions = _revisions_oldest_first()
-        self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS],
+        self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS],
                          revisions)
         for revision in revisions:
             migration.db_sync(self.engine, revision)
@@ -143,6 +153,41 @@ class MigrationsMixin:
         self.assertEqual([('az1', 'compute1', 'az1'),
                           ('az1', 'compute2', 'az1')],
                          _zone_aggregates(self.engine))
+
+    def test_instances_keep_their_rows_and_get_server_defaults(self):
+        migration.db_sync(self.engine, FLAVORS)
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                'INSERT INTO instances (id, uuid, display_name, host, node, '
+                'vm_state, power_state, created_at, deleted) VALUES '
+                '(:id, :uuid, :name, :host, :host, :vm_state, 1, '
+                "'2026-01-02 03:04:05', 0)"), _LEGACY_INSTANCES)
+
+        migration.db_sync(self.engine)
+
+        with self.engine.connect() as connection:
+            rows = [dict(row) for row in connection.execute(sa.text(
+                'SELECT id, uuid, display_name, host, vm_state, project_id, '
+                'flavor, locked_by, config_drive, user_metadata, '
+                'launched_at FROM instances ORDER BY id')).mappings()]
+        self.assertEqual([1, 2], [row['id'] for row in rows])
+        for legacy, row in zip(_LEGACY_INSTANCES, rows):
+            self.assertEqual(legacy['uuid'], row['uuid'])
+            self.assertEqual(legacy['name'], row['display_name'])
+            self.assertEqual(legacy['host'], row['host'])
+            self.assertIsNone(row['project_id'])
+            self.assertEqual(
+                {'flavorid': 'fake.small', 'name': 'fake.small',
+                 'memory_mb': 4096, 'vcpus': 2, 'root_gb': 40,
+                 'ephemeral_gb': 0, 'swap': 0, 'extra_specs': {}},
+                json.loads(row['flavor']))
+            self.assertIsNone(row['locked_by'])
+            self.assertIsNone(row['user_metadata'])
+            self.assertIsNone(row['config_drive'])
+        # Active since it was created; the one still building never ran.
+        self.assertEqual('2026-01-02 03:04:05',
+                         str(rows[0]['launched_at']))
+        self.assertIsNone(rows[1]['launched_at'])
 
     def test_forced_down_defaults_to_false_for_rows_written_later(self):
         migration.db_sync(self.engine)

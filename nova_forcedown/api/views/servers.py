@@ -1,0 +1,206 @@
+"""Server views: pure functions of a server record and what the request
+decided once (microversion, policies, links, the hosts' services and
+zones), as Nova renders them at each microversion.
+
+A listing renders thousands of servers with one :class:`Servers`.
+"""
+
+import hashlib
+
+from nova_forcedown.api import microversion
+from nova_forcedown.objects import base
+from nova_forcedown.objects import instance_status
+from nova_forcedown.servicegroup import host_status as host_status_rules
+
+DISK_CONFIG = 'MANUAL'
+
+
+def server_time(value):
+    """created / updated: seconds and a Z, as Nova shows them."""
+    return None if value is None else value.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def host_id(project_id, host):
+    """Nova's hostId: one value per project and host.
+
+    It tells other projects nothing about the host.
+    """
+    if not host:
+        return ''
+    return hashlib.sha224(
+        ((project_id or '') + host).encode('utf-8')).hexdigest()
+
+
+class ServerOptions:
+    """What a request decides once for all its servers.
+
+    ``extended``: the OS-EXT-SRV-ATTR attributes are shown; ``host_status``:
+    'all', 'unknown-only' or None; ``extra_specs``: the embedded flavor
+    shows its extra specs; ``links``: (self base, bookmark base) URLs;
+    ``services``: {host: nova-compute service}; ``is_up``: servicegroup
+    liveness; ``zones``: {host: zone}; ``default_zone``: of a host in no
+    zone's aggregate.
+    """
+
+    def __init__(self, extended=False, host_status=None, extra_specs=False,
+                 links=('', ''), services=None, is_up=None, zones=None,
+                 default_zone=''):
+        self.extended = extended
+        self.host_status = host_status
+        self.extra_specs = extra_specs
+        self.self_base, self.bookmark_base = links
+        self.services = services or {}
+        self.is_up = is_up
+        self.zones = zones or {}
+        self.default_zone = default_zone
+
+
+class Servers:
+    """The views of one request: ``brief``, ``detail`` and ``show``."""
+
+    def __init__(self, version, options):
+        self.options = options
+        self.v2_3 = version.matches(microversion.V2_3)
+        self.v2_9 = version.matches(microversion.V2_9)
+        self.v2_16 = version.matches(microversion.V2_16)
+        self.v2_19 = version.matches(microversion.V2_19)
+        self.v2_26 = version.matches(microversion.V2_26)
+        self.v2_47 = version.matches(microversion.V2_47)
+        self.v2_63 = version.matches(microversion.V2_63)
+        self.v2_71 = version.matches(microversion.V2_71)
+        self.v2_73 = version.matches(microversion.V2_73)
+        self.v2_90 = version.matches(microversion.V2_90)
+        self.v2_96 = version.matches(microversion.V2_96)
+        self.v2_100 = version.matches(microversion.V2_100)
+
+    def links(self, server):
+        path = '/servers/' + server.uuid
+        return [{'rel': 'self', 'href': self.options.self_base + path},
+                {'rel': 'bookmark',
+                 'href': self.options.bookmark_base + path}]
+
+    def brief(self, server):
+        return {'id': server.uuid, 'name': server.display_name or '',
+                'links': self.links(server)}
+
+    def show(self, server):
+        view = self.detail(server)
+        if self.v2_71:
+            view['server_groups'] = []
+        return view
+
+    def detail(self, server):
+        status = instance_status.status(server.vm_state, server.task_state,
+                                        deleted=bool(server.deleted))
+        view = self.brief(server)
+        view.update({
+            'status': status,
+            'tenant_id': server.project_id or '',
+            'user_id': server.user_id or '',
+            'metadata': server.user_metadata or {},
+            'hostId': host_id(server.project_id, server.host),
+            'image': self._image(server),
+            'flavor': self._flavor(server),
+            'created': server_time(server.created_at),
+            'updated': server_time(server.updated_at or server.created_at),
+            'addresses': {},
+            'accessIPv4': server.access_ip_v4 or '',
+            'accessIPv6': server.access_ip_v6 or '',
+            'OS-DCF:diskConfig': DISK_CONFIG,
+            'OS-EXT-AZ:availability_zone': self._zone(server),
+            'config_drive': server.config_drive or '',
+            'key_name': server.key_name,
+            'OS-SRV-USG:launched_at': base.timestamp(server.launched_at),
+            'OS-SRV-USG:terminated_at': base.timestamp(server.terminated_at),
+            'OS-EXT-STS:task_state': server.task_state,
+            'OS-EXT-STS:vm_state': server.vm_state,
+            'OS-EXT-STS:power_state': server.power_state or 0,
+            'os-extended-volumes:volumes_attached': [],
+        })
+        if status in instance_status.WITH_PROGRESS:
+            view['progress'] = server.progress or 0
+        self._add_extended(server, view)
+        self._add_by_version(server, view)
+        return view
+
+    def _add_extended(self, server, view):
+        if self.options.extended:
+            view['OS-EXT-SRV-ATTR:host'] = server.host
+            view['OS-EXT-SRV-ATTR:hypervisor_hostname'] = server.node
+            view['OS-EXT-SRV-ATTR:instance_name'] = 'instance-%08x' % (
+                server.id)
+            if self.v2_3:
+                view.update({
+                    'OS-EXT-SRV-ATTR:hostname': server.hostname or '',
+                    'OS-EXT-SRV-ATTR:kernel_id': '',
+                    'OS-EXT-SRV-ATTR:launch_index': 0,
+                    'OS-EXT-SRV-ATTR:ramdisk_id': '',
+                    'OS-EXT-SRV-ATTR:reservation_id': '',
+                    'OS-EXT-SRV-ATTR:root_device_name': None,
+                    'OS-EXT-SRV-ATTR:user_data': None,
+                })
+        elif self.v2_90:
+            view['OS-EXT-SRV-ATTR:hostname'] = server.hostname or ''
+
+    def _add_by_version(self, server, view):
+        if self.v2_9:
+            view['locked'] = server.locked_by is not None
+        if self.v2_16:
+            shown = self._host_status(server)
+            if shown is not None:
+                view['host_status'] = shown
+        if self.v2_19:
+            view['description'] = server.display_description
+        if self.v2_26:
+            view['tags'] = []
+        if self.v2_63:
+            view['trusted_image_certificates'] = None
+        if self.v2_73:
+            view['locked_reason'] = server.locked_reason
+        if self.v2_96:
+            view['pinned_availability_zone'] = None
+        if self.v2_100:
+            view['scheduler_hints'] = {}
+
+    def _host_status(self, server):
+        mode = self.options.host_status
+        if mode is None:
+            return None
+        shown = host_status_rules.host_status(
+            self.options.services.get(server.host) if server.host else None,
+            self.options.is_up)
+        if mode == 'all' or shown == host_status_rules.UNKNOWN:
+            return shown
+        return None
+
+    def _zone(self, server):
+        if server.host:
+            return (self.options.zones.get(server.host) or
+                    self.options.default_zone)
+        return server.availability_zone or ''
+
+    def _image(self, server):
+        if not server.image_ref:
+            return ''
+        return {'id': server.image_ref, 'links': [{
+            'rel': 'bookmark',
+            'href': '%s/images/%s' % (self.options.bookmark_base,
+                                      server.image_ref)}]}
+
+    def _flavor(self, server):
+        flavor = server.flavor
+        if self.v2_47:
+            if not flavor:
+                return {}
+            view = {'vcpus': flavor['vcpus'], 'ram': flavor['memory_mb'],
+                    'disk': flavor['root_gb'],
+                    'ephemeral': flavor['ephemeral_gb'],
+                    'swap': flavor['swap'], 'original_name': flavor['name']}
+            if self.options.extra_specs:
+                view['extra_specs'] = flavor.get('extra_specs', {})
+            return view
+        flavor_id = (flavor or {}).get('flavorid', '')
+        return {'id': flavor_id, 'links': [{
+            'rel': 'bookmark',
+            'href': '%s/flavors/%s' % (self.options.bookmark_base,
+                                       flavor_id)}]}

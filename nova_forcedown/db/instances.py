@@ -1,0 +1,185 @@
+"""Query functions for servers: the listing with Nova's filters and paging,
+and one server by uuid.
+
+The same transaction context as :mod:`nova_forcedown.db.api`. A listing is
+one statement (two with a marker); rows are read with SQLAlchemy Core as
+:class:`InstanceRow` named tuples, no ORM object per row.
+"""
+
+import collections
+
+import sqlalchemy as sa
+
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import models
+from nova_forcedown import exception
+
+context_manager = db_api.context_manager
+
+_INSTANCES = models.Instance.__table__
+_FLAVORS = models.Flavor.__table__
+_EXTRA_SPECS = models.FlavorExtraSpec.__table__
+
+# The flavor values an instance keeps a copy of, as Nova's instance does.
+FLAVOR_COPY_COLUMNS = ('flavorid', 'name', 'memory_mb', 'vcpus', 'root_gb',
+                       'ephemeral_gb', 'swap')
+
+InstanceRow = collections.namedtuple('InstanceRow',
+                                     tuple(_INSTANCES.columns.keys()))
+
+# Nova's default order: newest first, the id breaking ties.
+DEFAULT_SORT = (('created_at', 'desc'), ('id', 'desc'))
+
+# Filters matched as a substring (Nova matches a regular expression).
+SUBSTRING_FILTERS = {'node': 'node', 'name': 'display_name',
+                     'hostname': 'hostname'}
+
+
+class InstanceFilters(collections.namedtuple('InstanceFilters', (
+        'exact', 'substring', 'vm_states', 'task_states', 'locked',
+        'changes_since', 'changes_before', 'deleted', 'flavor'))):
+    """What a listing matches.
+
+    ``exact`` and ``substring``: {filter name: value}; ``vm_states`` and
+    ``task_states``: lists of accepted states (None: any; a None item in
+    ``task_states`` matches no task); ``locked``: bool or None;
+    ``changes_since``/``changes_before``: datetimes compared with
+    updated_at; ``deleted``: True (deleted only), False (live only) or
+    None (both); ``flavor``: the flavorid of the flavor the servers were
+    built with.
+    """
+
+
+def filters(exact=None, substring=None, vm_states=None, task_states=None,
+            locked=None, changes_since=None, changes_before=None,
+            deleted=False, flavor=None):
+    return InstanceFilters(exact or {}, substring or {}, vm_states,
+                           task_states, locked, changes_since,
+                           changes_before, deleted, flavor)
+
+
+def _criteria(matching):
+    found = []
+    for name, value in matching.exact.items():
+        found.append(_INSTANCES.c[name] == value)
+    for name, value in matching.substring.items():
+        found.append(_INSTANCES.c[SUBSTRING_FILTERS[name]].contains(
+            value, autoescape=True))
+    if matching.vm_states is not None:
+        found.append(_INSTANCES.c.vm_state.in_(matching.vm_states))
+    if matching.task_states is not None:
+        found.append(_in_or_null(_INSTANCES.c.task_state,
+                                 matching.task_states))
+    if matching.locked is not None:
+        found.append(_INSTANCES.c.locked_by.is_not(None) if matching.locked
+                     else _INSTANCES.c.locked_by.is_(None))
+    # A server never updated changed when it was created, as its view
+    # shows it.
+    changed = sa.func.coalesce(_INSTANCES.c.updated_at,
+                               _INSTANCES.c.created_at)
+    if matching.changes_since is not None:
+        found.append(changed >= matching.changes_since)
+    if matching.changes_before is not None:
+        found.append(changed <= matching.changes_before)
+    if matching.flavor is not None:
+        found.append(_INSTANCES.c.instance_type_id.in_(
+            sa.select(_FLAVORS.c.id).where(
+                _FLAVORS.c.flavorid == matching.flavor)))
+    if matching.deleted is True:
+        found.append(_INSTANCES.c.deleted != 0)
+    elif matching.deleted is False:
+        found.append(_INSTANCES.c.deleted == 0)
+    return found
+
+
+def _in_or_null(column, values):
+    named = [value for value in values if value is not None]
+    either = [column.in_(named)] if named else []
+    if len(named) != len(values):
+        either.append(column.is_(None))
+    return sa.or_(*either) if either else sa.false()
+
+
+def _order(sort):
+    columns = []
+    for key, direction in sort:
+        column = _INSTANCES.c[key]
+        columns.append(column.desc() if direction == 'desc' else column.asc())
+    return columns
+
+
+def _after(marker, sort):
+    """Rows after ``marker`` in the order ``sort`` (keys then directions).
+
+    (k1 > m1) or (k1 = m1 and k2 > m2) or ..., each comparison turned by
+    its direction; the last key is unique (id), so the order is total.
+    """
+    branches = []
+    for position, (key, direction) in enumerate(sort):
+        equal = [_INSTANCES.c[prior] == getattr(marker, prior)
+                 for prior, _ in sort[:position]]
+        column, value = _INSTANCES.c[key], getattr(marker, key)
+        beyond = column < value if direction == 'desc' else column > value
+        branches.append(sa.and_(*equal, beyond))
+    return sa.or_(*branches)
+
+
+@context_manager.reader.connection
+def instance_get_all(context, matching, limit=None, marker=None,
+                     sort=DEFAULT_SORT):
+    """Servers matching ``matching``, a page of them in ``sort`` order.
+
+    ``matching`` is an :class:`InstanceFilters`; ``sort`` is ((key,
+    'asc'|'desc'), ...) and ends in a unique key. The page starts after
+    the server whose uuid is ``marker`` and holds at most ``limit``.
+
+    An unknown marker is :class:`exception.MarkerNotFound`; the marker is
+    looked up among the rows the filters' project scope allows.
+    """
+    connection = context.connection
+    criteria = _criteria(matching)
+    if marker is not None:
+        scope = [_INSTANCES.c.project_id == matching.exact['project_id']] \
+            if 'project_id' in matching.exact else []
+        row = connection.execute(sa.select(_INSTANCES).where(
+            _INSTANCES.c.uuid == marker, *scope)).first()
+        if row is None:
+            raise exception.MarkerNotFound(marker=marker)
+        criteria.append(_after(row, sort))
+    query = sa.select(_INSTANCES).where(*criteria).order_by(*_order(sort))
+    if limit is not None:
+        query = query.limit(limit)
+    return [InstanceRow._make(row) for row in connection.execute(query)]
+
+
+@context_manager.reader.connection
+def instance_get_by_uuid(context, uuid, project_id=None):
+    """The live server ``uuid`` (of ``project_id``, when given)."""
+    criteria = [_INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0]
+    if project_id is not None:
+        criteria.append(_INSTANCES.c.project_id == project_id)
+    row = context.connection.execute(
+        sa.select(_INSTANCES).where(*criteria)).first()
+    if row is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    return InstanceRow._make(row)
+
+
+@context_manager.reader.connection
+def flavor_copy(context, name):
+    """(flavors.id, the copy an instance keeps) of flavor ``name``, or None.
+
+    The copy holds :data:`FLAVOR_COPY_COLUMNS` and ``extra_specs``.
+    """
+    row = context.connection.execute(
+        sa.select(_FLAVORS.c.id, *(_FLAVORS.c[name]
+                                   for name in FLAVOR_COPY_COLUMNS))
+        .where(_FLAVORS.c.name == name)).first()
+    if row is None:
+        return None
+    specs = context.connection.execute(
+        sa.select(_EXTRA_SPECS.c.key, _EXTRA_SPECS.c.value)
+        .where(_EXTRA_SPECS.c.flavor_id == row.id))
+    copy = {name: getattr(row, name) for name in FLAVOR_COPY_COLUMNS}
+    copy['extra_specs'] = {key: value for key, value in specs}
+    return row.id, copy
