@@ -4,6 +4,8 @@ from oslo_policy import policy
 
 ADMIN = 'rule:context_is_admin'
 ANYONE = '@'
+# A reader of the project the request is about, or an admin, as in Nova.
+PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
 
 DEPRECATED_REASON = (
     'Nova moved from one admin_api rule per API to a rule per operation '
@@ -15,6 +17,12 @@ rules = [
     policy.RuleDefault('admin_api', 'is_admin:True',
                        'Legacy admin rule, kept for policy files that refer '
                        'to it.'),
+    policy.RuleDefault('project_reader_api',
+                       'role:reader and project_id:%(project_id)s',
+                       'Decides what a reader of a project is.'),
+    policy.RuleDefault('project_reader_or_admin',
+                       'rule:project_reader_api or rule:context_is_admin',
+                       'A reader of the project or an administrator.'),
 ]
 
 
