@@ -24,21 +24,26 @@ VERSIONS = [
     '2.53',   # UUID ids for services and hypervisors; PUT
               # /os-services/{uuid}; hypervisor_hostname_pattern and
               # with_servers; search and servers endpoints removed.
-    '2.75',   # Strict query parameters on GET /os-services; servers: []
-              # always present when with_servers is requested.
+    '2.55',   # Flavor description: in views, on create, PUT /flavors/{id}.
+    '2.61',   # Flavor views show extra_specs (if the index rule allows).
+    '2.75',   # Strict query parameters on GET /os-services and /flavors;
+              # servers: [] always present when with_servers is requested;
+              # flavor swap 0 instead of "".
     '2.81',   # POST /os-aggregates/{id}/images: cache images on the
               # aggregate's hosts.
     '2.88',   # Hypervisor views lose resource counts and cpu_info and gain
               # uptime; statistics and uptime endpoints removed.
-    '2.102',  # Strict query parameters on GET /os-aggregates[/{id}].
+    '2.102',  # Strict query parameters on GET /os-aggregates[/{id}];
+              # flavor listings filter by name; flavor views lose
+              # rxtx_factor and OS-FLV-DISABLED:disabled.
     '2.104',  # Nova's maximum; nothing in these resources changed since.
 ]
 
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
-(V2_1, V2_11, V2_28, V2_33, V2_41, V2_53, V2_75, V2_81, V2_88, V2_102,
- V2_104) = (microversion_parse.parse_version_string(text)
-            for text in VERSIONS)
+(V2_1, V2_11, V2_28, V2_33, V2_41, V2_53, V2_55, V2_61, V2_75, V2_81, V2_88,
+ V2_102, V2_104) = (microversion_parse.parse_version_string(text)
+                    for text in VERSIONS)
 MIN_VERSION = V2_1
 MAX_VERSION = V2_104
 
