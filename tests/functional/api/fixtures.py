@@ -92,12 +92,13 @@ def seeded_database(test):
     """A fresh Database for ``test``, holding every kind of compute host.
 
     And two aggregates without zone or host (``MATRIX_AGGREGATE_ID``,
-    ``DOOMED_AGGREGATE_ID``). For tests that build the app themselves,
-    outside a gabbi file.
+    ``DOOMED_AGGREGATE_ID``), and the flavors of FlavorsFixture. For tests
+    that build the app themselves, outside a gabbi file.
     """
     database = Database()
     test.addCleanup(database.close)
     ComputeHostsFixture().start_fixture()
+    FlavorsFixture().start_fixture()
     ctxt = context.get_admin_context()
     for label, name in (('MATRIX', 'matrix'), ('DOOMED', 'doomed')):
         aggregate = aggregate_obj.Aggregate.create(ctxt, name)
