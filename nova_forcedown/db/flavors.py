@@ -13,7 +13,6 @@ flavor does not exist for them.
 import collections
 
 from oslo_db import exception as db_exc
-from oslo_db.sqlalchemy import utils as db_utils
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -123,10 +122,37 @@ def flavor_get_all(context, filters=Filters(), sort_key='flavorid',
                                       *_visible(context))).first()
         if marker_row is None:
             raise exception.MarkerNotFound(marker=marker)
-    query = db_utils.paginate_query(
-        sa.select(_FLAVORS).where(*criteria), models.Flavor, limit,
-        [sort_key, 'id'], marker=marker_row, sort_dir=sort_dir)
+    query = _page(sa.select(_FLAVORS).where(*criteria), sort_key, sort_dir,
+                  marker_row)
+    if limit is not None:
+        query = query.limit(limit)
     return _with_specs(connection, connection.execute(query))
+
+
+def _page(query, sort_key, sort_dir, marker_row):
+    """``query`` ordered by ``sort_key`` then id, after ``marker_row``.
+
+    A NULL sorts before any value, as MySQL and SQLite sort it, on every
+    backend, so that a marker means the same page everywhere.
+    """
+    column, row_id = _FLAVORS.c[sort_key], _FLAVORS.c.id
+    descending = sort_dir == 'desc'
+    has_value = sa.case((column.is_(None), 0), else_=1)
+    order = [has_value, column, row_id]
+    query = query.order_by(*(term.desc() if descending else term.asc()
+                             for term in order))
+    if marker_row is None:
+        return query
+    value, marker_id = getattr(marker_row, sort_key), marker_row.id
+    after_id = row_id < marker_id if descending else row_id > marker_id
+    if value is None:
+        same = sa.and_(column.is_(None), after_id)
+        return query.where(same if descending
+                           else sa.or_(column.is_not(None), same))
+    same = sa.and_(column == value, after_id)
+    if descending:
+        return query.where(sa.or_(column < value, column.is_(None), same))
+    return query.where(sa.or_(column > value, same))
 
 
 @context_manager.reader.connection
