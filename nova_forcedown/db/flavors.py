@@ -212,10 +212,29 @@ def flavor_destroy(context, flavorid):
     connection.execute(_FLAVORS.delete().where(_FLAVORS.c.id == row.id))
 
 
+# Nova's attempts at writing extra specs that others write at once.
+EXTRA_SPECS_RETRIES = 10
+
+
+def flavor_extra_specs_update(context, flavorid, extra_specs):
+    """Merge ``extra_specs`` into the flavor's; returns them all.
+
+    A key another request inserted meanwhile is a duplicate: read again
+    and update it, up to EXTRA_SPECS_RETRIES times, then
+    FlavorExtraSpecUpdateCreateFailed (409), as Nova does.
+    """
+    for _ in range(EXTRA_SPECS_RETRIES):
+        try:
+            return _extra_specs_write(context, flavorid, extra_specs)
+        except db_exc.DBDuplicateEntry:
+            continue
+    raise exception.FlavorExtraSpecUpdateCreateFailed(
+        id=flavorid, retries=EXTRA_SPECS_RETRIES)
+
+
 @db_api.retry_on_deadlock
 @context_manager.writer.connection
-def flavor_extra_specs_update(context, flavorid, extra_specs):
-    """Merge ``extra_specs`` into the flavor's; returns them all."""
+def _extra_specs_write(context, flavorid, extra_specs):
     connection = context.connection
     flavor = _read_one(connection, context, flavorid)
     for key, value in extra_specs.items():

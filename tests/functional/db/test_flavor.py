@@ -2,6 +2,8 @@
 rules whose SQL differs by backend (duplicates, regular expressions, NULLs
 in a sort key) answer alike on each."""
 
+import threading
+
 from nova_forcedown import context
 from nova_forcedown import exception
 from nova_forcedown.objects import flavor as flavor_obj
@@ -86,6 +88,39 @@ class FlavorTestsMixin:
         again = Flavor.create(self.context, 'gone', 1, 1, 1,
                               flavorid='gone')
         self.assertEqual(({}, []), (again.extra_specs, again.projects))
+
+    def test_concurrent_writers_of_one_key_both_succeed(self):
+        """Requests that add one new key at once all succeed.
+
+        The loser of the insert reads again and updates, as Nova retries.
+        """
+        if self.engine.dialect.name == 'sqlite':
+            self.skipTest('the SQLite test database is one connection that '
+                          'threads cannot share')
+        results, errors = [], []
+        flavors = [Flavor.get_by_flavor_id(self.context, '1')
+                   for _ in range(8)]
+        start = threading.Barrier(len(flavors))
+
+        def write(value):
+            flavor = flavors[int(value)]
+            start.wait()
+            try:
+                flavor.set_extra_specs({'evacuable': value})
+                results.append(value)
+            except Exception as exc:  # noqa: reported by the assertion
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write, args=(str(number),))
+                   for number in range(len(flavors))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual([], errors)
+        self.assertEqual(len(flavors), len(results))
+        flavor = Flavor.get_by_flavor_id(self.context, '1')
+        self.assertIn(flavor.extra_specs['evacuable'], results)
 
 
 nf_fixtures.backend_test_cases(FlavorTestsMixin, globals())
