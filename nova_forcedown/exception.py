@@ -146,6 +146,29 @@ class CannotUpdateAggregateMetadata(Invalid):
                'Reason: %(reason)s.')
 
 
+class FlavorNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor_id)s could not be found.'
+
+
+class FlavorExtraSpecsNotFound(NotFound):
+    msg_fmt = ('Flavor %(flavor_id)s has no extra specs with key '
+               '%(extra_specs_key)s.')
+
+
+class FlavorExists(Conflict):
+    """Named by Nova after the name; the id's clash has its own text."""
+    msg_fmt = 'Flavor with name %(name)s already exists.'
+
+
+class FlavorIdExists(Conflict):
+    msg_fmt = 'Flavor with ID %(flavor_id)s already exists.'
+
+
+class FlavorExtraSpecUpdateCreateFailed(Conflict):
+    msg_fmt = ('Flavor %(id)s extra spec cannot be updated or created after '
+               '%(retries)d retries.')
+
+
 class DatabaseUnavailable(NovaForcedownException):
     msg_fmt = 'The database is unavailable: %(reason)s'
 

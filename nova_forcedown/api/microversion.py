@@ -31,13 +31,15 @@ VERSIONS = [
     '2.53',   # UUID ids for services and hypervisors; PUT
               # /os-services/{uuid}; hypervisor_hostname_pattern and
               # with_servers; search and servers endpoints removed.
+    '2.55',   # Flavor description: in views, on create, PUT /flavors/{id}.
+    '2.61',   # Flavor views show extra_specs (if the index rule allows).
     '2.63',   # Server views show trusted_image_certificates.
     '2.66',   # Server listings filter by changes-before.
     '2.71',   # GET /servers/{id} shows server_groups.
     '2.73',   # Server views show locked_reason; listings filter by locked.
-    '2.75',   # Strict query parameters on GET /os-services and server
-              # listings; servers: [] always present when with_servers is
-              # requested.
+    '2.75',   # Strict query parameters on GET /os-services, /flavors and
+              # server listings; servers: [] always present when
+              # with_servers is requested; flavor swap 0 instead of "".
     '2.81',   # POST /os-aggregates/{id}/images: cache images on the
               # aggregate's hosts.
     '2.83',   # Server listings: more filters for non-admins (vm_state,
@@ -48,15 +50,17 @@ VERSIONS = [
     '2.96',   # Server views show pinned_availability_zone.
     '2.100',  # Server views show scheduler_hints.
     '2.102',  # Strict query parameters on GET /os-aggregates[/{id}] and
-              # GET /servers/{id}.
+              # GET /servers/{id}; flavor listings filter by name;
+              # flavor views lose rxtx_factor and
+              # OS-FLV-DISABLED:disabled.
     '2.104',  # Nova's maximum; nothing in these resources changed since.
 ]
 
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
 (V2_1, V2_3, V2_9, V2_11, V2_16, V2_19, V2_26, V2_28, V2_33, V2_38, V2_41,
- V2_47, V2_53, V2_63, V2_66, V2_71, V2_73, V2_75, V2_81, V2_83, V2_88,
- V2_90, V2_96, V2_100, V2_102,
+ V2_47, V2_53, V2_55, V2_61, V2_63, V2_66, V2_71, V2_73, V2_75, V2_81,
+ V2_83, V2_88, V2_90, V2_96, V2_100, V2_102,
  V2_104) = (microversion_parse.parse_version_string(text)
             for text in VERSIONS)
 MIN_VERSION = V2_1

@@ -39,6 +39,8 @@ az_name = dict(name_string, format='az_name')
 az_name_with_leading_trailing_spaces = dict(
     name_string, format='az_name_with_leading_trailing_spaces')
 uuid = {'type': 'string', 'format': 'uuid'}
+description = {'type': ['string', 'null'], 'minLength': 0,
+               'maxLength': 255, 'format': 'description'}
 metadata_with_null = {
     'type': 'object',
     'patternProperties': {
@@ -114,6 +116,11 @@ def _name_check(rule, forbidden='', edge_spaces=False):
     return check
 
 
+def _is_description(text):
+    """Nova's description rule: printable characters, spaces anywhere."""
+    return not isinstance(text, str) or all(_printable(char) for char in text)
+
+
 def _is_uuid(value):
     return not isinstance(value, str) or uuidutils.is_uuid_like(value)
 
@@ -135,6 +142,7 @@ for _format, _check in (
             'character', forbidden=':', edge_spaces=True)),
         ('uuid', _is_uuid)):
     FORMAT_CHECKER.checks(_format, raises=InvalidName)(_check)
+FORMAT_CHECKER.checks('description')(_is_description)
 
 
 def _error_message(error, where):

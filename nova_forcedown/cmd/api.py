@@ -4,7 +4,8 @@ Each gunicorn worker reads requests with waitress and runs them on
 ``[wsgi] threads`` threads (nova_forcedown/wsgi/worker.py says why).
 
 ``--dev`` is for trying it out: SQLite under state_path, migrations applied
-on start, noauth2, 127.0.0.1:8774. Values given in ``--config-file`` win
+on start, noauth2, 127.0.0.1:8774, and Nova's classic flavors (m1.tiny to
+m1.xlarge) when there is no flavor yet. Values given in ``--config-file`` win
 over these defaults; ``--host`` and ``--port`` win over everything.
 """
 
@@ -23,8 +24,11 @@ from sqlalchemy import exc as sa_exc
 
 from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
+from nova_forcedown import context as nf_context
+from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
 from nova_forcedown import exception
+from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.wsgi import worker
 
 LOG = logging.getLogger(__name__)
@@ -78,7 +82,18 @@ def _check_bind(host, port):
                                % (host, port, exc.strerror))
 
 
-def _banner(conf, dev, host, port):
+def _dev_flavors():
+    """The names of the classic flavors made now; none if any existed.
+
+    Workers fork from this process: none may inherit its connections.
+    """
+    names = [flavor.name for flavor in flavor_obj.FlavorList.create_classic(
+        nf_context.get_admin_context())]
+    db_api.get_engine().dispose()
+    return names
+
+
+def _banner(conf, dev, host, port, flavors=()):
     lines = ['nova-forcedown-api listening on http://%s:%s/' % (host, port),
              '  auth_strategy: %s' % conf.api.auth_strategy,
              '  database: %s' % _safe_url(conf),
@@ -87,6 +102,8 @@ def _banner(conf, dev, host, port):
                                              conf.wsgi.threads)]
     if dev:
         lines.insert(1, '  development mode (--dev): not for production')
+    if flavors:
+        lines.append('  flavors created: %s' % ', '.join(flavors))
     if conf.api.auth_strategy == 'noauth2':
         lines.append("  token: 'X-Auth-Token: admin:<project>' is an admin")
     return '\n'.join(lines)
@@ -154,6 +171,7 @@ def main(argv=None):
                                'non-loopback address %s' % host)
         _check_bind(host, port)
         migration.prepare(conf)
+        flavors = _dev_flavors() if server_args.dev else []
         app = deploy.load_app(conf)
     except cfg.Error as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
@@ -166,7 +184,7 @@ def main(argv=None):
               % (PROG, _safe_url(conf), exception.first_line(exc)),
               file=sys.stderr)
         return 1
-    print(_banner(conf, server_args.dev, host, port), flush=True)
+    print(_banner(conf, server_args.dev, host, port, flavors), flush=True)
     Server(app, gunicorn_options(conf, host, port)).run()
     return 0
 

@@ -1,4 +1,4 @@
-"""nova-forcedown-manage: database, service, aggregate and zone
+"""nova-forcedown-manage: database, service, aggregate, zone and flavor
 administration."""
 
 import sys
@@ -20,6 +20,7 @@ from nova_forcedown.notifications import listener
 from nova_forcedown import objects
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base as objects_base
+from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
 from nova_forcedown.servicegroup import status as service_status
@@ -175,6 +176,66 @@ def _add_aggregate_parsers(subparsers):
     ).set_defaults(func=_aggregate_list)
 
 
+FLAVOR_COLUMNS = ('ID', 'Name', 'RAM', 'Disk', 'Ephemeral', 'VCPUs',
+                  'Is Public')
+
+
+def _flavor_list(conf):
+    """Every flavor, public and private, in flavorid order."""
+    migration.check_migrated()
+    flavors = flavor_obj.FlavorList.get_all(
+        nf_context.get_admin_context(), flavor_obj.Filters(is_public=None))
+    print(_table(FLAVOR_COLUMNS, [
+        (flavor.flavorid, flavor.name, flavor.memory_mb, flavor.root_gb,
+         flavor.ephemeral_gb, flavor.vcpus, flavor.is_public)
+        for flavor in flavors]))
+
+
+def _flavor_create(conf):
+    migration.check_migrated()
+    args = conf.command
+    flavor = flavor_obj.Flavor.create(
+        nf_context.get_admin_context(), args.flavor_name, args.ram,
+        args.vcpus, args.disk, flavorid=args.flavor_id,
+        is_public=not args.private)
+    print('Flavor %s created with ID %s.' % (flavor.name, flavor.flavorid))
+
+
+def _add_flavor_parsers(subparsers):
+    commands = subparsers.add_parser(
+        'flavor', help='Flavor commands, on the database.'
+    ).add_subparsers(dest='flavor_command', required=True)
+    commands.add_parser(
+        'list', help='List every flavor, public and private.'
+    ).set_defaults(func=_flavor_list)
+    create = commands.add_parser('create', help='Create a flavor.')
+    create.add_argument('flavor_name', metavar='NAME')
+    create.add_argument('--ram', type=_positive, required=True,
+                        help='Memory in MB.')
+    create.add_argument('--vcpus', type=_positive, required=True)
+    create.add_argument('--disk', type=_non_negative, required=True,
+                        help='Root disk in GB.')
+    create.add_argument('--id', dest='flavor_id',
+                        help='The flavor ID (default: a new UUID).')
+    create.add_argument('--private', action='store_true',
+                        help='Not public: only admins see it.')
+    create.set_defaults(func=_flavor_create)
+
+
+def _count(minimum):
+    def parse(text):
+        value = int(text)
+        if not minimum <= value <= db_api.MAX_INTEGER_ID:
+            raise ValueError(text)
+        return value
+    parse.__name__ = 'integer >= %d' % minimum
+    return parse
+
+
+_positive = _count(1)
+_non_negative = _count(0)
+
+
 ZONE_COLUMNS = ('Zone', 'Zone Status', 'Host', 'Binary', 'Status', 'State',
                 'Updated At')
 
@@ -252,6 +313,7 @@ def _add_parsers(subparsers):
     _add_service_parsers(subparsers)
     _add_aggregate_parsers(subparsers)
     _add_availability_zone_parsers(subparsers)
+    _add_flavor_parsers(subparsers)
     _add_notifications_parsers(subparsers)
 
 

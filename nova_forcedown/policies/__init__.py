@@ -6,6 +6,8 @@ from nova_forcedown.policies import aggregates
 from nova_forcedown.policies import availability_zone
 from nova_forcedown.policies import base
 from nova_forcedown.policies import extensions
+from nova_forcedown.policies import flavor_extra_specs
+from nova_forcedown.policies import flavor_manage
 from nova_forcedown.policies import hypervisors
 from nova_forcedown.policies import servers
 from nova_forcedown.policies import services
@@ -17,6 +19,8 @@ def list_rules():
         aggregates.list_rules(),
         availability_zone.list_rules(),
         extensions.list_rules(),
+        flavor_extra_specs.list_rules(),
+        flavor_manage.list_rules(),
         hypervisors.list_rules(),
         servers.list_rules(),
         services.list_rules(),

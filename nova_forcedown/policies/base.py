@@ -4,8 +4,7 @@ from oslo_policy import policy
 
 ADMIN = 'rule:context_is_admin'
 ANYONE = '@'
-# A reader of the target's project, or an admin: Nova's default for what a
-# project's own users may see of their resources.
+# A reader of the project the request is about, or an admin, as in Nova.
 PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
 
 DEPRECATED_REASON = (
@@ -18,12 +17,12 @@ rules = [
     policy.RuleDefault('admin_api', 'is_admin:True',
                        'Legacy admin rule, kept for policy files that refer '
                        'to it.'),
-    policy.RuleDefault('project_reader',
+    policy.RuleDefault('project_reader_api',
                        'role:reader and project_id:%(project_id)s',
-                       'A reader of the project that owns the target.'),
+                       'Decides what a reader of a project is.'),
     policy.RuleDefault('project_reader_or_admin',
-                       'rule:project_reader or rule:context_is_admin',
-                       'A reader of the owning project, or an admin.'),
+                       'rule:project_reader_api or rule:context_is_admin',
+                       'A reader of the project or an administrator.'),
 ]
 
 

@@ -48,6 +48,34 @@ class TestAPIServer(testtools.TestCase):
         self.assertIn('noauth2', server.output())
         self.assertIn('127.0.0.1:%d' % self.port, server.output())
 
+    def test_dev_mode_starts_with_the_classic_flavors(self):
+        server = self._start_dev()
+        status, body = processes.http_get(self.base + '/v2.1/flavors/detail',
+                                          ADMIN)
+        self.assertEqual(200, status)
+        self.assertEqual(
+            [('1', 'm1.tiny', 512, 1, 1), ('2', 'm1.small', 2048, 1, 20),
+             ('3', 'm1.medium', 4096, 2, 40), ('4', 'm1.large', 8192, 4, 80),
+             ('5', 'm1.xlarge', 16384, 8, 160)],
+            [(flavor['id'], flavor['name'], flavor['ram'], flavor['vcpus'],
+              flavor['disk']) for flavor in json.loads(body)['flavors']])
+        self.assertIn('flavors created: m1.tiny, m1.small', server.output())
+
+    def test_dev_mode_leaves_existing_flavors_alone(self):
+        manage = [processes.script('nova-forcedown-manage'),
+                  '--config-file', self.config]
+        for args in (['db', 'sync'],
+                     ['flavor', 'create', 'mine', '--ram', '64', '--vcpus',
+                      '1', '--disk', '0', '--id', '7']):
+            result = processes.run(manage + args)
+            self.assertEqual(0, result.returncode, result.stderr)
+        server = self._start_dev()
+        status, body = processes.http_get(self.base + '/v2.1/flavors',
+                                          ADMIN)
+        self.assertEqual(['mine'], [flavor['name'] for flavor in
+                                    json.loads(body)['flavors']])
+        self.assertNotIn('flavors created', server.output())
+
     def test_dev_mode_needs_a_token(self):
         self._start_dev()
         status, body = processes.http_get(self.base + '/v2.1/os-services')

@@ -253,6 +253,32 @@ class StatementCountsMixin:
             self.assertTrue(statements[0].lstrip().upper().startswith(
                 'UPDATE'), statements)
 
+    def _add_flavors(self, first, last):
+        """Flavors ``first``..``last``, each with two extra specs."""
+        now = timeutils.utcnow()
+        with self.engine.begin() as connection:
+            connection.execute(sa.insert(models.Flavor), [
+                dict(id=number, flavorid=str(number), name='f%d' % number,
+                     memory_mb=number, vcpus=1, root_gb=1, ephemeral_gb=0,
+                     swap=0, rxtx_factor=1.0, disabled=False,
+                     is_public=number % 2 == 0, created_at=now)
+                for number in range(first, last + 1)])
+            connection.execute(sa.insert(models.FlavorExtraSpec), [
+                dict(flavor_id=number, key=key, value='true',
+                     created_at=now)
+                for number in range(first, last + 1)
+                for key in ('evacuable', 'hw:cpu_policy')])
+
+    def test_flavor_listings_do_not_grow_with_flavors(self):
+        """The flavors, and their extra specs (and a marker's lookup)."""
+        paths = ['/flavors', '/flavors/detail?is_public=None',
+                 '/flavors/detail?minRam=2&sort_key=name&limit=50&marker=3']
+        self._add_flavors(1, 10)
+        small = self._counts(None, None, paths)
+        self._add_flavors(11, 400)
+        self.assertEqual(small, self._counts(None, None, paths))
+        self.assertEqual([2, 2, 3], list(small.values()))
+
     def test_listings_of_500_hosts_are_complete(self):
         add_hosts(self.engine, 1, 500)
         for path, key, expected in (

@@ -34,6 +34,17 @@ ADMIN_RULES = (
     'os_compute_api:os-aggregates:remove_host',
     'os_compute_api:os-aggregates:set_metadata',
     'compute:aggregates:images',
+    'os_compute_api:os-flavor-manage:create',
+    'os_compute_api:os-flavor-manage:update',
+    'os_compute_api:os-flavor-manage:delete',
+    'os_compute_api:os-flavor-extra-specs:create',
+    'os_compute_api:os-flavor-extra-specs:update',
+    'os_compute_api:os-flavor-extra-specs:delete',
+)
+# Readers of their own project, and admins.
+PROJECT_READER_RULES = (
+    'os_compute_api:os-flavor-extra-specs:index',
+    'os_compute_api:os-flavor-extra-specs:show',
 )
 EXTENSIONS_RULE = 'os_compute_api:extensions'
 AZ_LIST_RULE = 'os_compute_api:os-availability-zone:list'
@@ -108,6 +119,20 @@ class TestDefaults(PolicyTestCase):
         self.assertTrue(self.member.can(AZ_LIST_RULE))
         self.assertTrue(self.admin.can(AZ_DETAIL_RULE))
         self.assertFalse(self.member.can(AZ_DETAIL_RULE, fatal=False))
+
+    def test_readers_read_extra_specs_in_their_own_project(self):
+        own = {'project_id': 'project1'}
+        other = {'project_id': 'project2'}
+        reader = _context(self.authorizer, ['reader'])
+        for name in PROJECT_READER_RULES:
+            self.assertEqual('rule:project_reader_or_admin',
+                             self.authorizer.enforcer.registered_rules[
+                                 name].check_str)
+            self.assertTrue(reader.can(name, own), name)
+            self.assertFalse(reader.can(name, other, fatal=False), name)
+            self.assertTrue(self.admin.can(name, other), name)
+            self.assertFalse(_context(self.authorizer, []).can(
+                name, own, fatal=False), name)
 
     def test_system_scoped_admin_is_refused_like_any_failed_check(self):
         system_admin = context.RequestContext(

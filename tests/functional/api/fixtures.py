@@ -27,10 +27,12 @@ from nova_forcedown import context
 from nova_forcedown.api import deploy
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import flavors as db_flavors
 from nova_forcedown.db import migration
 from nova_forcedown.db import models
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
 
@@ -93,12 +95,13 @@ def seeded_database(test):
     """A fresh Database for ``test``, holding every kind of compute host.
 
     And two aggregates without zone or host (``MATRIX_AGGREGATE_ID``,
-    ``DOOMED_AGGREGATE_ID``). For tests that build the app themselves,
-    outside a gabbi file.
+    ``DOOMED_AGGREGATE_ID``), and the flavors of FlavorsFixture. For tests
+    that build the app themselves, outside a gabbi file.
     """
     database = Database()
     test.addCleanup(database.close)
     ComputeHostsFixture().start_fixture()
+    FlavorsFixture().start_fixture()
     ctxt = context.get_admin_context()
     for label, name in (('MATRIX', 'matrix'), ('DOOMED', 'doomed')):
         aggregate = aggregate_obj.Aggregate.create(ctxt, name)
@@ -382,6 +385,49 @@ class ServersFixture(fixture.GabbiFixture):
     @staticmethod
     def engine():
         return db_api.context_manager.writer.get_engine()
+
+
+class FlavorsFixture(fixture.GabbiFixture):
+    """Nova's classic flavors and a few that only some callers see.
+
+    ========  =========  ======  =============  ========
+    flavorid  name       public  shared with    disabled
+    ========  =========  ======  =============  ========
+    1 - 5     m1.tiny..  yes                    no
+    10        m1.big     yes                    no
+    shared    shared     no      USER_PROJECT   no
+    staff     staff      no      ADMIN_PROJECT  no
+    hidden    hidden     no      nobody         no
+    retired   retired    yes                    yes
+    ========  =========  ======  =============  ========
+
+    In flavorid order (a string sort): 1, 10, 2, 3, 4, 5, hidden, retired,
+    shared, staff. m1.small has extra specs ``hw:cpu_policy=dedicated`` and
+    ``evacuable=true``; ``shared`` has ``evacuable=false``. m1.big (10240
+    MB, 4 vCPUs, 100 GB disk) has 10 GB ephemeral, 1024 MB swap,
+    rxtx_factor 2.0 and a description; the others have none of those.
+    """
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        flavor_obj.FlavorList.create_classic(ctxt)
+        flavor_obj.Flavor.create(
+            ctxt, 'm1.big', 10240, 4, 100, flavorid='10', ephemeral_gb=10,
+            swap=1024, rxtx_factor=2.0, description='For big jobs')
+        for flavorid, project in (('shared', USER_PROJECT),
+                                  ('staff', ADMIN_PROJECT),
+                                  ('hidden', None)):
+            flavor_obj.Flavor.create(
+                ctxt, flavorid, 256, 1, 1, flavorid=flavorid,
+                is_public=False, projects=[project] if project else ())
+        db_flavors.flavor_create(ctxt, {
+            'flavorid': 'retired', 'name': 'retired', 'memory_mb': 128,
+            'vcpus': 1, 'root_gb': 0, 'ephemeral_gb': 0, 'swap': 0,
+            'rxtx_factor': 1.0, 'disabled': True, 'is_public': True})
+        flavor_obj.Flavor.get_by_flavor_id(ctxt, '2').set_extra_specs(
+            {'hw:cpu_policy': 'dedicated', 'evacuable': 'true'})
+        flavor_obj.Flavor.get_by_flavor_id(ctxt, 'shared').set_extra_specs(
+            {'evacuable': 'false'})
 
     def stop_fixture(self):
         pass

@@ -29,6 +29,13 @@ FOR_EVERYONE = [
     # A project's readers list their own servers.
     ('GET', '/v2.1/servers', '2.1', None, 200),
     ('GET', '/v2.1/servers/detail', '2.100', None, 200),
+    ('GET', '/v2.1/flavors', '2.1', None, 200),
+    ('GET', '/v2.1/flavors/detail?is_public=None', '2.61', None, 200),
+    ('GET', '/v2.1/flavors/1', '2.1', None, 200),
+    ('GET', '/v2/flavors/detail', None, None, 200),
+    # Readers of their own project, which noauth2's users are.
+    ('GET', '/v2.1/flavors/2/os-extra_specs', '2.1', None, 200),
+    ('GET', '/v2.1/flavors/2/os-extra_specs/evacuable', '2.1', None, 200),
 ]
 
 
@@ -61,6 +68,17 @@ def _endpoints():
         # No image service here: an admin learns the image is not found.
         ('POST', aggregate + '/images', '2.81',
          {'cache': [{'id': '9c6d7a5e-8f3b-4c2a-9e1d-0a1b2c3d4e5f'}]}, 400),
+        ('POST', '/v2.1/flavors', '2.1',
+         {'flavor': {'name': 'made-by-the-matrix', 'ram': 1, 'vcpus': 1,
+                     'disk': 0}}, 200),
+        ('PUT', '/v2.1/flavors/1', '2.55', {'flavor': {'description': 'x'}},
+         200),
+        ('POST', '/v2.1/flavors/1/os-extra_specs', '2.1',
+         {'extra_specs': {'matrix': 'yes'}}, 200),
+        ('PUT', '/v2.1/flavors/1/os-extra_specs/matrix', '2.1',
+         {'matrix': 'still'}, 200),
+        ('DELETE', '/v2.1/flavors/1/os-extra_specs/matrix', '2.1', None,
+         200),
         ('GET', '/v2.1/os-services', '2.1', None, 200),
         ('GET', '/v2/os-services', None, None, 200),
         ('PUT', '/v2.1/os-services/enable', '2.1', host1, 200),
@@ -93,6 +111,7 @@ def _endpoints():
          '2.53', None, 204),
         ('DELETE', '/v2.1/os-aggregates/' + _env('DOOMED_AGGREGATE_ID'),
          '2.1', None, 200),
+        ('DELETE', '/v2.1/flavors/hidden', '2.1', None, 202),
     ]
 
 
