@@ -20,6 +20,7 @@ from gabbi import fixture
 from oslo_db.sqlalchemy import enginefacade
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
+import sqlalchemy as sa
 import webob
 
 from nova_forcedown import conf as nf_conf
@@ -361,11 +362,7 @@ class ServersFixture(fixture.GabbiFixture):
         os.environ['OTHER_PROJECT'] = OTHER_PROJECT
         ctxt = context.get_admin_context()
         flavor = dict(SMALL_FLAVOR, extra_specs={'hw:cpu_policy': 'shared'})
-        with db_api.context_manager.writer.using(ctxt) as session:
-            flavor_id = session.execute(
-                models.Flavor.__table__.insert().values(
-                    disabled=False, is_public=True, created_at=_created(0),
-                    **SMALL_FLAVOR)).inserted_primary_key[0]
+        flavor_id = self._small_flavor_id(ctxt)
         for (label, name, host, project, vm_state, task_state, power_state,
              minute) in self.SERVERS:
             instance = instance_obj.Instance(
@@ -381,6 +378,21 @@ class ServersFixture(fixture.GabbiFixture):
             if label == 'GONE':
                 nf_fixtures.soft_delete_row(self.engine(), models.Instance,
                                             instance.id)
+
+    @staticmethod
+    def _small_flavor_id(ctxt):
+        """m1.small's row: FlavorsFixture's when it ran first, else new."""
+        flavors = models.Flavor.__table__
+        with db_api.context_manager.writer.using(ctxt) as session:
+            existing = session.execute(
+                sa.select(flavors.c.id).where(
+                    flavors.c.flavorid == SMALL_FLAVOR['flavorid'])
+            ).scalar()
+            if existing is not None:
+                return existing
+            return session.execute(flavors.insert().values(
+                disabled=False, is_public=True, created_at=_created(0),
+                **SMALL_FLAVOR)).inserted_primary_key[0]
 
     @staticmethod
     def engine():

@@ -89,14 +89,22 @@ class FlavorTestsMixin:
                               flavorid='gone')
         self.assertEqual(({}, []), (again.extra_specs, again.projects))
 
+
+class ConcurrentExtraSpecsMixin:
+    """Writers in threads, on database servers only.
+
+    The SQLite test database is one connection, which threads cannot share.
+    """
+
+    def setUp(self):
+        super().setUp()
+        FlavorList.create_classic(self.context)
+
     def test_concurrent_writers_of_one_key_both_succeed(self):
         """Requests that add one new key at once all succeed.
 
         The loser of the insert reads again and updates, as Nova retries.
         """
-        if self.engine.dialect.name == 'sqlite':
-            self.skipTest('the SQLite test database is one connection that '
-                          'threads cannot share')
         results, errors = [], []
         flavors = [Flavor.get_by_flavor_id(self.context, '1')
                    for _ in range(8)]
@@ -124,3 +132,5 @@ class FlavorTestsMixin:
 
 
 nf_fixtures.backend_test_cases(FlavorTestsMixin, globals())
+nf_fixtures.backend_test_cases(ConcurrentExtraSpecsMixin, globals(),
+                               nf_fixtures.MIGRATED_FIXTURES[1:])
