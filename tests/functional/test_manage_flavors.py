@@ -1,23 +1,15 @@
 """nova-forcedown-manage flavor create and flavor list: flavors for a
 development cloud or a test, without the API."""
 
-from oslotest import base
 
 from tests.functional import commands
+from tests.functional import test_manage_service
 
 COLUMNS = ['ID', 'Name', 'RAM', 'Disk', 'Ephemeral', 'VCPUs', 'Is Public']
 
 
-class TestFlavorCommands(base.BaseTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.database = self.useFixture(commands.DatabaseFile())
-
-    def manage(self, *args):
-        result = commands.manage(self.database, *args)
-        self.assertNotIn('Traceback', result.stderr)
-        return result
+class TestFlavorCommands(test_manage_service.ServiceCommandTestCase):
+    """A fresh database and ``manage()``, as the service commands' tests."""
 
     def create_ok(self, *args):
         result = self.manage('flavor', 'create', *args)
