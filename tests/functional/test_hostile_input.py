@@ -139,7 +139,11 @@ BYTE_PATHS = ['/v2.1/os-services', '/v2.1/os-services/{id}',
 BYTE_WRITES = [('PUT', '/v2.1/os-services/disable-log-reason', '2.11'),
                ('PUT', '/v2.1/os-services/force-down', '2.11'),
                ('PUT', '/v2/os-services/disable', None),
-               ('PUT', '/v2.1/os-services/{uuid}', '2.53')]
+               ('PUT', '/v2.1/os-services/{uuid}', '2.53'),
+               ('POST', '/v2.1/os-aggregates', '2.41'),
+               ('POST', '/v2.1/os-aggregates/1/action', '2.41'),
+               ('POST', '/v2.1/flavors', '2.61'),
+               ('POST', '/v2.1/flavors/1/os-extra_specs', '2.61')]
 
 
 def _header_title(name):
@@ -309,6 +313,27 @@ class TestGeneratedRequests(_HostileInputTestCase):
                          '/os-hypervisors/{id}/uptime',
                          '/os-hypervisors/{id}/search',
                          '/os-hypervisors/{id}/servers'])
+
+    @SETTINGS
+    @hypothesis.given(data=st.data())
+    def test_aggregates_and_zones(self, data):
+        self._run(data, ['/os-aggregates', '/os-aggregates/{id}',
+                         '/os-aggregates/{id}/action',
+                         '/os-aggregates/{id}/images',
+                         '/os-availability-zone',
+                         '/os-availability-zone/detail'])
+
+    @SETTINGS
+    @hypothesis.given(data=st.data())
+    def test_flavors(self, data):
+        self._run(data, ['/flavors', '/flavors/detail', '/flavors/{id}',
+                         '/flavors/{id}/os-extra_specs',
+                         '/flavors/{id}/os-extra_specs/{id}'])
+
+    @SETTINGS
+    @hypothesis.given(data=st.data())
+    def test_servers(self, data):
+        self._run(data, ['/servers', '/servers/detail', '/servers/{id}'])
 
     @SETTINGS
     @hypothesis.given(data=st.data())
