@@ -138,10 +138,11 @@ class Aggregate(base.NovaForcedownObject):
         fail = exception.CannotAddAggregateHost
         zone = aggregate.availability_zone
         if zone is not None:
-            aggregate._check_one_zone([host], zone, fail)
-            _check_instances_keep_zone(context, host, 'added to',
-                                       new=zone, fail=fail,
-                                       aggregate_id=aggregate_id)
+            memberships = db_aggregates.zone_memberships(context, [host])
+            aggregate._check_one_zone(memberships, zone, fail)
+            _check_instances_keep_zone(
+                context, host, 'added to', old=_zone_of(memberships),
+                new=zone, fail=fail, aggregate_id=aggregate_id)
         aggregate._reload(db_aggregates.aggregate_host_add(
             context, aggregate_id, host))
         aggregate._notify('add_host', 'end')
@@ -162,11 +163,12 @@ class Aggregate(base.NovaForcedownObject):
             raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
                                                   host=host)
         if aggregate.availability_zone is not None:
-            remaining = {membership.zone for membership in
-                         db_aggregates.zone_memberships(context, [host])
-                         if membership.aggregate_id != aggregate_id}
+            memberships = db_aggregates.zone_memberships(context, [host])
+            remaining = [membership for membership in memberships
+                         if membership.aggregate_id != aggregate_id]
             _check_instances_keep_zone(
-                context, host, 'removed from', new=_zone_text(remaining),
+                context, host, 'removed from', old=_zone_of(memberships),
+                new=_zone_of(remaining),
                 fail=exception.CannotRemoveAggregateHost,
                 aggregate_id=aggregate_id)
         aggregate._reload(db_aggregates.aggregate_host_delete(
@@ -203,25 +205,25 @@ class Aggregate(base.NovaForcedownObject):
             raise fail(aggregate_id=self.id, reason=(
                 'Aggregate %s does not support empty named availability '
                 'zone' % self.name))
-        self._check_one_zone(self.hosts, zone, fail)
+        if self.hosts:
+            self._check_one_zone(
+                db_aggregates.zone_memberships(self._context, self.hosts),
+                zone, fail)
         if zone != self.availability_zone and self.hosts and (
                 instance_obj.InstanceList.get_by_hosts(self._context,
                                                        self.hosts)):
             raise fail(aggregate_id=self.id, reason=(
                 'One or more hosts contain instances in this zone'))
 
-    def _check_one_zone(self, hosts, zone, fail):
-        """A host of ``hosts`` may be in no other zone than ``zone``.
+    def _check_one_zone(self, memberships, zone, fail):
+        """The hosts of ``memberships`` may be in no other zone than ``zone``.
 
         The refusal names the zone of each other aggregate that holds one
         of the hosts, in id order, as Nova does: once per aggregate, not
         once per host.
         """
-        if not hosts:
-            return
         conflicting = {membership.aggregate_id: membership.zone
-                       for membership in
-                       db_aggregates.zone_memberships(self._context, hosts)
+                       for membership in memberships
                        if membership.aggregate_id != self.id and
                        membership.zone != zone}
         if conflicting:
@@ -251,10 +253,14 @@ def _zone_text(zones):
     return ','.join(sorted(zones)) or None
 
 
-def _check_instances_keep_zone(context, host, action, new, fail,
+def _zone_of(memberships):
+    """The zone text of a host in ``memberships`` (zone_memberships rows)."""
+    return _zone_text({membership.zone for membership in memberships})
+
+
+def _check_instances_keep_zone(context, host, action, old, new, fail,
                                aggregate_id):
-    old = _zone_text({membership.zone for membership in
-                      db_aggregates.zone_memberships(context, [host])})
+    """``fail`` when the zone of ``host`` would change under instances."""
     if old == new:
         return
     count = len(instance_obj.InstanceList.get_by_host(context, host))
