@@ -81,6 +81,35 @@ class InstanceNotFound(NotFound):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
 
 
+class InstanceIsLocked(Conflict):
+    msg_fmt = 'Instance %(instance_uuid)s is locked'
+
+
+class InstanceNotReady(Conflict):
+    msg_fmt = 'Instance %(instance_id)s is not ready'
+
+
+class InstanceInvalidState(Conflict):
+    """An action the server's state does not allow, said as Nova says it.
+
+    With the state that forbids it (``attr``: vm_state or task_state,
+    and ``state``); without, for a server that was never launched.
+    """
+
+    def __init__(self, message=None, **kwargs):
+        if message is None and 'attr' not in kwargs:
+            message = ("Instance %(instance_uuid)s is in an invalid state "
+                       "for '%(action)s'" % kwargs)
+        super().__init__(message, **kwargs)
+
+    msg_fmt = ("Cannot '%(action)s' instance %(instance_uuid)s while it is "
+               "in %(attr)s %(state)s")
+
+
+class InstanceActionNotFound(NotFound):
+    msg_fmt = 'Action %(request_id)s not found'
+
+
 class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 

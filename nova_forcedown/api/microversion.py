@@ -22,21 +22,29 @@ VERSIONS = [
     '2.11',   # PUT /os-services/force-down; forced_down in service views.
     '2.16',   # Server views show host_status, where the policy allows.
     '2.19',   # Server views show description.
+    '2.21',   # Instance actions of deleted servers can be read.
     '2.26',   # Server views show tags.
     '2.28',   # Hypervisor cpu_info is an object, not a JSON string.
     '2.33',   # Hypervisor list/detail paging: limit, marker, links.
     '2.38',   # An unknown status filter of a server listing is a 400.
     '2.41',   # Aggregate views show the aggregate's uuid.
     '2.47',   # Server views embed the flavor's values, not a link to it.
+    '2.51',   # Instance action events for every reader (no traceback).
     '2.53',   # UUID ids for services and hypervisors; PUT
               # /os-services/{uuid}; hypervisor_hostname_pattern and
               # with_servers; search and servers endpoints removed.
     '2.55',   # Flavor description: in views, on create, PUT /flavors/{id}.
+    '2.58',   # Instance actions show updated_at; their list pages
+              # (limit, marker) and filters by changes-since.
     '2.61',   # Flavor views show extra_specs (if the index rule allows).
+    '2.62',   # Instance action events show hostId (and host, for
+              # admins).
     '2.63',   # Server views show trusted_image_certificates.
-    '2.66',   # Server listings filter by changes-before.
+    '2.66',   # Server and instance action listings filter by
+              # changes-before.
     '2.71',   # GET /servers/{id} shows server_groups.
-    '2.73',   # Server views show locked_reason; listings filter by locked.
+    '2.73',   # Server views show locked_reason; listings filter by locked;
+              # lock takes a locked_reason.
     '2.75',   # Strict query parameters on GET /os-services, /flavors and
               # server listings; servers: [] always present when
               # with_servers is requested; flavor swap 0 instead of "".
@@ -44,6 +52,7 @@ VERSIONS = [
               # aggregate's hosts.
     '2.83',   # Server listings: more filters for non-admins (vm_state,
               # task_state, availability_zone, ...).
+    '2.84',   # Instance action events show details, for admins.
     '2.88',   # Hypervisor views lose resource counts and cpu_info and gain
               # uptime; statistics and uptime endpoints removed.
     '2.90',   # OS-EXT-SRV-ATTR:hostname shown to every server reader.
@@ -58,9 +67,9 @@ VERSIONS = [
 
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
-(V2_1, V2_3, V2_9, V2_11, V2_16, V2_19, V2_26, V2_28, V2_33, V2_38, V2_41,
- V2_47, V2_53, V2_55, V2_61, V2_63, V2_66, V2_71, V2_73, V2_75, V2_81,
- V2_83, V2_88, V2_90, V2_96, V2_100, V2_102,
+(V2_1, V2_3, V2_9, V2_11, V2_16, V2_19, V2_21, V2_26, V2_28, V2_33, V2_38,
+ V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_61, V2_62, V2_63, V2_66, V2_71,
+ V2_73, V2_75, V2_81, V2_83, V2_84, V2_88, V2_90, V2_96, V2_100, V2_102,
  V2_104) = (microversion_parse.parse_version_string(text)
             for text in VERSIONS)
 MIN_VERSION = V2_1

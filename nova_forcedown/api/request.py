@@ -42,6 +42,16 @@ class Request(webob.Request):
     def legacy_v2(self):
         return self.app.legacy_v2
 
+    @property
+    def visible_project(self):
+        """The project whose servers the caller sees; None: every one.
+
+        Admins see any project's server; others only their own, as
+        Nova's project-only database queries allow.
+        """
+        context = self.context
+        return None if context.is_admin else context.project_id
+
     def is_up(self, service):
         return self.app.servicegroup.service_is_up(service)
 

@@ -5,11 +5,13 @@ Nova's wording: ``Invalid input for field/attribute <field>. Value:
 <value>. <reason>``, or just the reason for a top-level error.
 """
 
+import datetime
 import unicodedata
 
 import jsonschema
 from oslo_serialization import jsonutils
 from oslo_utils import strutils
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import webob.exc
 
@@ -318,3 +320,52 @@ def db_integer(text):
         return None
     value = int(text)
     return value if value <= db_api.MAX_INTEGER_ID else None
+
+
+CHANGES_ORDER = ('The value of changes-since must be less than or equal '
+                 'to changes-before.')
+
+
+def changes_window(last):
+    """(changes-since, changes-before) of ``last`` ({name: value}).
+
+    Naive UTC datetimes or None; 400 for a value that is not ISO 8601 or
+    a window that ends before it starts.
+    """
+    since = _timestamp(last, 'changes-since')
+    before = _timestamp(last, 'changes-before')
+    if since is not None and before is not None and since > before:
+        raise webob.exc.HTTPBadRequest(explanation=CHANGES_ORDER)
+    return since, before
+
+
+def _timestamp(last, name):
+    """An ISO 8601 parameter as a naive UTC datetime (400 if it is not)."""
+    if name not in last:
+        return None
+    text = last[name]
+    try:
+        value = timeutils.parse_isotime(text)
+    except ValueError:
+        raise webob.exc.HTTPBadRequest(explanation=(
+            "Invalid input for query parameters %s. Value: %s. '%s' is not "
+            "a 'date-time'" % (name, text, text)))
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def action_name(document, known):
+    """The action a POST .../action body asks for: its one key.
+
+    400 "Malformed request body" unless the body is an object with
+    exactly one key, and "There is no such action" for a key not in
+    ``known``, as Nova answers.
+    """
+    if not isinstance(document, dict) or len(document) != 1:
+        raise webob.exc.HTTPBadRequest(explanation=MALFORMED_BODY)
+    name = next(iter(document))
+    if name not in known:
+        raise webob.exc.HTTPBadRequest(
+            explanation='There is no such action: %s' % name)
+    return name

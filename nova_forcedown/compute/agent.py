@@ -15,6 +15,7 @@ from oslo_utils import timeutils
 from stevedore import driver as stevedore_driver
 
 from nova_forcedown.compute.drivers import base as driver_base
+from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
 from nova_forcedown import exception
@@ -91,6 +92,8 @@ class Agent:
         self._context = nf_context.get_admin_context()
         self._servicegroup = servicegroup_api.API(conf)
         self._heartbeat = None
+        self._tasks = None
+        self._clock = clock
         self._nodes_gone, self._database_down = (
             condition_log.ConditionLog(LOG, messages,
                                        conf.log_reminder_interval, clock)
@@ -194,10 +197,21 @@ class Agent:
                                       **owner, **values).create()
 
     def start(self):
-        """Heartbeat all services from one thread."""
+        """Heartbeat all services from one thread.
+
+        The tasks of nova-compute hosts are carried out from another.
+        """
         self._heartbeat = self._servicegroup.join(*self.services)
+        if self.is_compute:
+            self._tasks = compute_tasks.TaskRunner(
+                self._context, self._driver,
+                [service.host for service in self.services], self._conf,
+                self._clock)
+            self._tasks.start()
 
     def stop(self, timeout=5):
+        if self._tasks is not None:
+            self._tasks.stop(timeout)
         if self._heartbeat is not None:
             self._heartbeat.stop(timeout)
 

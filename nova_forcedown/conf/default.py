@@ -36,6 +36,12 @@ DEFAULT_OPTS = [
                help='Zone of a compute service whose agent reports none.'),
     cfg.StrOpt('internal_service_availability_zone', default='internal',
                help='Zone of every service that is not nova-compute.'),
+    cfg.FloatOpt('task_poll_interval', default=0.5, min=0.05,
+                 help='Seconds between two looks of the compute agent for '
+                      'the tasks (stop, start) the API recorded for its '
+                      'hosts: one query per agent, whatever its number of '
+                      'hosts. A task waits at most this long before its '
+                      'host starts it.'),
     cfg.StrOpt('host', default=os.uname().nodename,
                sample_default='<current hostname>',
                help='Name of this host, used by the compute agent.'),

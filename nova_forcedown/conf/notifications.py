@@ -29,6 +29,16 @@ NOTIFICATION_OPTS = [
                     'with versioned or both, and only when '
                     '[oslo_messaging_notifications] driver names a driver '
                     '(e.g. messagingv2).'),
+    cfg.StrOpt('notify_on_state_change',
+               choices=[(None, 'No instance.update notification.'),
+                        ('vm_state', 'instance.update when a server\'s '
+                                     'vm_state changes.'),
+                        ('vm_and_task_state',
+                         'instance.update when its vm_state or task_state '
+                         'changes.')],
+               help='When to send instance.update, as in Nova (default: '
+                    'never). lock, unlock and the power actions send '
+                    'their own notifications whatever this says.'),
     cfg.ListOpt('versioned_notifications_topics',
                 default=['versioned_notifications'],
                 help='Topics the versioned notifications are sent to; a '
@@ -42,6 +52,20 @@ def register_opts(conf):
 
 def versioned_enabled(conf):
     return conf.notifications.notification_format in VERSIONED
+
+
+def state_change_notified(conf, before, after):
+    """Whether ``before`` -> ``after`` is worth an instance.update.
+
+    As ``notify_on_state_change`` says.
+    """
+    wanted = conf.notifications.notify_on_state_change
+    if wanted is None:
+        return False
+    if before.vm_state != after.vm_state:
+        return True
+    return (wanted == 'vm_and_task_state' and
+            before.task_state != after.task_state)
 
 
 def list_opts():

@@ -8,9 +8,11 @@ one statement (two with a marker); rows are read with SQLAlchemy Core as
 
 import collections
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import models
 from nova_forcedown import exception
 
@@ -153,13 +155,20 @@ def instance_get_all(context, matching, limit=None, marker=None,
 
 
 @context_manager.reader.connection
-def instance_get_by_uuid(context, uuid, project_id=None):
-    """The live server ``uuid`` (of ``project_id``, when given)."""
-    criteria = [_INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0]
+def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
+    """The live server ``uuid`` (of ``project_id``, when given).
+
+    With ``deleted_too``, a deleted one as well (the newest, should a
+    uuid have been reused).
+    """
+    criteria = [_INSTANCES.c.uuid == uuid]
+    if not deleted_too:
+        criteria.append(_INSTANCES.c.deleted == 0)
     if project_id is not None:
         criteria.append(_INSTANCES.c.project_id == project_id)
     row = context.connection.execute(
-        sa.select(_INSTANCES).where(*criteria)).first()
+        sa.select(_INSTANCES).where(*criteria)
+        .order_by(_INSTANCES.c.id.desc()).limit(1)).first()
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     return InstanceRow._make(row)
@@ -183,3 +192,75 @@ def flavor_copy(context, name):
     copy = {name: getattr(row, name) for name in FLAVOR_COPY_COLUMNS}
     copy['extra_specs'] = {key: value for key, value in specs}
     return row.id, copy
+
+
+# ------------------------------------------------------------- state changes
+
+# Most hosts an agent's task query names in its statement.
+_HOSTS_IN_QUERY = 500
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def instance_act(context, uuid, change, action, project_id=None):
+    """Check, change and record an action on server ``uuid``, atomically.
+
+    In one transaction: the live server is read and locked (404 if there
+    is none, or if ``project_id`` is given and it is another project's);
+    ``change(row)`` raises when the action may not run now, else returns
+    the values to write (``updated_at`` added), or None when there is
+    nothing to do; then the action ``action`` of the request is recorded.
+    Returns the server as it now is, or None when nothing was done.
+    """
+    connection = context.connection
+    criteria = [_INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0]
+    if project_id is not None:
+        criteria.append(_INSTANCES.c.project_id == project_id)
+    found = connection.execute(
+        sa.select(_INSTANCES).where(*criteria).with_for_update()).first()
+    if found is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    row = InstanceRow._make(found)
+    values = change(row)
+    if values is None:
+        return None
+    now = timeutils.utcnow()
+    values = dict(values, updated_at=now)
+    connection.execute(_INSTANCES.update().where(
+        _INSTANCES.c.id == row.id).values(**values))
+    db_instance_actions.record_action(connection, context, uuid, action, now)
+    return row._replace(**values)
+
+
+@context_manager.reader.connection
+def instance_get_tasks(context, hosts, task_states):
+    """Live servers on ``hosts`` whose task_state is one of ``task_states``.
+
+    One query on the task_state index: the tasks waiting are few. The
+    hosts of an agent may be thousands; beyond :data:`_HOSTS_IN_QUERY`
+    they are matched here rather than in the statement.
+    """
+    wanted = set(hosts)
+    criteria = [_INSTANCES.c.task_state.in_(task_states),
+                _INSTANCES.c.deleted == 0]
+    if len(wanted) <= _HOSTS_IN_QUERY:
+        criteria.append(_INSTANCES.c.host.in_(sorted(wanted)))
+    rows = context.connection.execute(sa.select(_INSTANCES).where(
+        *criteria).order_by(_INSTANCES.c.updated_at, _INSTANCES.c.id))
+    return [InstanceRow._make(row) for row in rows if row.host in wanted]
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def instance_finish_task(context, uuid, task_state, values):
+    """Write ``values`` if server ``uuid`` still has task ``task_state``.
+
+    False when the task is gone (a reset cleared it, the server was
+    deleted): what the host did is then not written over what the API
+    decided since.
+    """
+    values = dict(values, updated_at=timeutils.utcnow())
+    result = context.connection.execute(_INSTANCES.update().where(
+        _INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0,
+        _INSTANCES.c.task_state == task_state).values(**values))
+    return result.rowcount == 1

@@ -83,6 +83,8 @@ class Instance(Base):
         sa.Index('instances_project_id_deleted_idx', 'project_id',
                  'deleted'),
         sa.Index('instances_created_at_id_idx', 'created_at', 'id'),
+        sa.Index('instances_task_state_updated_at_idx', 'task_state',
+                 'updated_at'),
     )
 
     id = sa.Column(sa.Integer, primary_key=True)
@@ -114,6 +116,44 @@ class Instance(Base):
     config_drive = sa.Column(sa.String(255), nullable=True)
     # The user's key/value metadata, as a JSON object (NULL: none).
     user_metadata = sa.Column(sa.Text, nullable=True)
+
+
+class InstanceAction(Base):
+    """A request that acted on a server: the start of its history."""
+    __tablename__ = 'instance_actions'
+    __table_args__ = (
+        sa.Index('instance_uuid_idx', 'instance_uuid'),
+        sa.Index('request_id_idx', 'request_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    action = sa.Column(sa.String(255), nullable=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
+    request_id = sa.Column(sa.String(255), nullable=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=True)
+    finish_time = sa.Column(sa.DateTime, nullable=True)
+    message = sa.Column(sa.String(255), nullable=True)
+
+
+class InstanceActionEvent(Base):
+    """A step a compute host carried out for an action, and its result."""
+    __tablename__ = 'instance_actions_events'
+    __table_args__ = (
+        sa.Index('instance_actions_events_action_id_idx', 'action_id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    event = sa.Column(sa.String(255), nullable=True)
+    action_id = sa.Column(sa.Integer, sa.ForeignKey('instance_actions.id'),
+                          nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=True)
+    finish_time = sa.Column(sa.DateTime, nullable=True)
+    result = sa.Column(sa.String(255), nullable=True)
+    traceback = sa.Column(sa.Text, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    details = sa.Column(sa.Text, nullable=True)
 
 
 class Aggregate(ApiTableBase):

@@ -1,4 +1,4 @@
-"""Versioned notifications about services and host aggregates.
+"""Versioned notifications about services, host aggregates and instances.
 
 Each process that changes services or aggregates configures this module
 once at start-up with :func:`configure` (the API app when it is built, the
@@ -80,6 +80,57 @@ def aggregate_changed(context, aggregate, action, phase):
               aggregate, action, phase, _STATE['conf'].host),
           lambda: 'aggregate.%s.%s notification of aggregate %s' % (
               action, phase, getattr(aggregate, 'name', None)))
+
+
+def instance_changed(context, before, after, action=None):
+    """Notify an API change of a server, once it is committed.
+
+    ``instance.<action>`` (lock, unlock) when ``action`` is given, and
+    ``instance.update`` when ``[notifications] notify_on_state_change``
+    asks for a change of these states (``before``, ``after``: the server
+    records on either side of the change). From nova-api, as in Nova.
+    """
+    conf = _STATE['conf']
+    if _STATE['sender'] is None:
+        return
+    if action is not None:
+        _send(context,
+              lambda: payload_mod.InstanceActionNotification(
+                  after, context, action, None, payload_mod.API_SOURCE,
+                  conf.host),
+              lambda: 'instance.%s notification of %s' % (action,
+                                                          after.uuid))
+    _maybe_update(context, before, after, payload_mod.API_SOURCE, conf.host)
+
+
+def instance_power(context, instance, action, phase):
+    """Notify ``instance.<action>.<phase>`` (power_off, power_on).
+
+    From the server's host, as its nova-compute does.
+    """
+    _send(context,
+          lambda: payload_mod.InstanceActionNotification(
+              instance, context, action, phase, payload_mod.COMPUTE_SOURCE,
+              instance.host),
+          lambda: 'instance.%s.%s notification of %s' % (action, phase,
+                                                         instance.uuid))
+
+
+def instance_task_ended(context, before, after):
+    """Notify ``instance.update`` for a task the host ended, if asked."""
+    if _STATE['sender'] is not None:
+        _maybe_update(context, before, after, payload_mod.COMPUTE_SOURCE,
+                      after.host)
+
+
+def _maybe_update(context, before, after, source, host):
+    changed = notifications_conf.state_change_notified(
+        _STATE['conf'], before, after)
+    if changed:
+        _send(context,
+              lambda: payload_mod.InstanceUpdateNotification(
+                  before, after, context, source, host),
+              lambda: 'instance.update notification of %s' % after.uuid)
 
 
 def _send(context, build, describe):

@@ -27,6 +27,10 @@ PHASES = ('start', 'end')
 # Aggregates are an API resource in Nova: their notifications come from
 # nova-api on the host that changed them, whichever process did here.
 AGGREGATE_SOURCE = 'nova-api'
+# Sources of instance notifications: the API (lock, unlock, state changes
+# it makes) and the server's host (power actions).
+API_SOURCE = 'nova-api'
+COMPUTE_SOURCE = 'nova-compute'
 
 
 class _NovaPayload(ovo_base.VersionedObject):
@@ -152,3 +156,191 @@ class AggregateNotification:
         self.event_type = 'aggregate.%s.%s' % (action, phase)
         self.publisher_id = publisher_id(AGGREGATE_SOURCE, host)
         self.payload = AggregatePayload.from_aggregate(aggregate)
+
+
+# Nova's power_state numbers, as its notifications name them.
+POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
+                6: 'crashed', 7: 'suspended'}
+
+# Nova's instance notifications this project sends: instance.<action>
+# (lock, unlock: no phase) and instance.<action>.<phase> (power_off,
+# power_on), and instance.update.
+INSTANCE_ACTIONS = ('lock', 'unlock', 'power_off', 'power_on')
+
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class FlavorPayload(_NovaPayload):
+    """Nova's FlavorPayload: the flavor the instance was built with."""
+
+    # Version 1.4: Nova's current version
+    VERSION = '1.4'
+
+    fields = {
+        'flavorid': fields.StringField(nullable=True),
+        'name': fields.StringField(nullable=True),
+        'memory_mb': fields.IntegerField(nullable=True),
+        'vcpus': fields.IntegerField(nullable=True),
+        'root_gb': fields.IntegerField(nullable=True),
+        'ephemeral_gb': fields.IntegerField(nullable=True),
+        'swap': fields.IntegerField(),
+        'extra_specs': fields.DictOfStringsField(nullable=True),
+    }
+
+    @classmethod
+    def from_copy(cls, flavor):
+        """The payload of the flavor copy an instance keeps."""
+        flavor = flavor or {}
+        payload = cls()
+        for field in cls.fields:
+            value = flavor.get(field)
+            setattr(payload, field, 0 if field == 'swap' and value is None
+                    else value)
+        return payload
+
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class InstanceStateUpdatePayload(_NovaPayload):
+    """Nova's InstanceStateUpdatePayload: the states before and after."""
+
+    VERSION = '1.0'
+
+    fields = {
+        'old_state': fields.StringField(nullable=True),
+        'state': fields.StringField(nullable=True),
+        'old_task_state': fields.StringField(nullable=True),
+        'new_task_state': fields.StringField(nullable=True),
+    }
+
+
+# What an instance payload copies from the instance: payload field ->
+# instance field.
+_INSTANCE_FIELDS = {
+    'uuid': 'uuid', 'user_id': 'user_id', 'tenant_id': 'project_id',
+    'display_name': 'display_name',
+    'display_description': 'display_description',
+    'host_name': 'hostname', 'host': 'host', 'node': 'node',
+    'availability_zone': 'availability_zone', 'key_name': 'key_name',
+    'created_at': 'created_at', 'launched_at': 'launched_at',
+    'terminated_at': 'terminated_at', 'updated_at': 'updated_at',
+    'state': 'vm_state', 'task_state': 'task_state', 'progress': 'progress',
+    'locked_reason': 'locked_reason',
+}
+
+
+def _instance_fields():
+    """The fields Nova's InstancePayload 1.8 has that servers here have.
+
+    Left out, as nothing here has them: reservation_id, os_type,
+    architecture, kernel_id, ramdisk_id, deleted_at and the block devices.
+    """
+    nullable_strings = ('user_id', 'tenant_id', 'display_name',
+                        'display_description', 'host_name', 'host', 'node',
+                        'availability_zone', 'key_name', 'state',
+                        'power_state', 'task_state', 'request_id',
+                        'action_initiator_user', 'action_initiator_project',
+                        'locked_reason')
+    found = {name: fields.StringField(nullable=True)
+             for name in nullable_strings}
+    found.update({
+        'uuid': fields.UUIDField(),
+        'image_uuid': fields.StringField(),
+        'created_at': fields.DateTimeField(nullable=True),
+        'launched_at': fields.DateTimeField(nullable=True),
+        'terminated_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+        'progress': fields.IntegerField(nullable=True),
+        'ip_addresses': fields.ListOfDictOfNullableStringsField(),
+        'metadata': fields.DictOfStringsField(),
+        'locked': fields.BooleanField(),
+        'auto_disk_config': fields.StringField(),
+        'flavor': fields.ObjectField('FlavorPayload'),
+    })
+    return found
+
+
+def _fill_instance(payload, instance, context):
+    for field, column in _INSTANCE_FIELDS.items():
+        setattr(payload, field, getattr(instance, column))
+    payload.power_state = POWER_STATES.get(instance.power_state)
+    payload.image_uuid = instance.image_ref or ''
+    payload.ip_addresses = []
+    payload.metadata = dict(instance.user_metadata or {})
+    payload.locked = instance.locked_by is not None
+    payload.auto_disk_config = 'MANUAL'
+    payload.flavor = FlavorPayload.from_copy(instance.flavor)
+    payload.request_id = getattr(context, 'request_id', None)
+    payload.action_initiator_user = getattr(context, 'user_id', None)
+    payload.action_initiator_project = getattr(context, 'project_id', None)
+
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class InstanceActionPayload(_NovaPayload):
+    """Nova's InstanceActionPayload 1.8, without what servers here lack.
+
+    ``fault`` is null: a failed power action is told by its event.
+    """
+
+    VERSION = '1.8'
+
+    fields = dict(_instance_fields(),
+                  fault=fields.DictOfNullableStringsField(nullable=True))
+
+    @classmethod
+    def from_instance(cls, instance, context):
+        payload = cls()
+        _fill_instance(payload, instance, context)
+        payload.fault = None
+        return payload
+
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class InstanceUpdatePayload(_NovaPayload):
+    """Nova's InstanceUpdatePayload 2.0, as InstanceActionPayload."""
+
+    VERSION = '2.0'
+
+    fields = dict(_instance_fields(),
+                  state_update=fields.ObjectField(
+                      'InstanceStateUpdatePayload'),
+                  old_display_name=fields.StringField(nullable=True),
+                  tags=fields.ListOfStringsField(),
+                  audit_period=fields.DictOfNullableStringsField(
+                      nullable=True))
+
+    @classmethod
+    def from_change(cls, before, after, context):
+        payload = cls()
+        _fill_instance(payload, after, context)
+        payload.state_update = InstanceStateUpdatePayload(
+            old_state=before.vm_state, state=after.vm_state,
+            old_task_state=before.task_state,
+            new_task_state=after.task_state)
+        payload.old_display_name = None
+        payload.tags = []
+        payload.audit_period = None
+        return payload
+
+
+class InstanceActionNotification:
+    """Nova's InstanceActionNotification: instance.<action>[.<phase>]."""
+
+    def __init__(self, instance, context, action, phase, source, host):
+        if action not in INSTANCE_ACTIONS or phase not in PHASES + (None,):
+            raise ValueError('unknown instance notification %s.%s'
+                             % (action, phase))
+        self.priority = PRIORITY_INFO
+        self.event_type = 'instance.%s%s' % (
+            action, '' if phase is None else '.' + phase)
+        self.publisher_id = publisher_id(source, host)
+        self.payload = InstanceActionPayload.from_instance(instance, context)
+
+
+class InstanceUpdateNotification:
+    """Nova's InstanceUpdateNotification: instance.update."""
+
+    def __init__(self, before, after, context, source, host):
+        self.priority = PRIORITY_INFO
+        self.event_type = 'instance.update'
+        self.publisher_id = publisher_id(source, host)
+        self.payload = InstanceUpdatePayload.from_change(before, after,
+                                                         context)

@@ -82,17 +82,18 @@ class Instance(base.NovaForcedownObject):
 
     @staticmethod
     def _from_db_object(context, instance, db_instance):
-        return base.from_db_object(instance, _decoded(db_instance))
+        return base.from_db_object(instance, decoded(db_instance))
 
     @classmethod
-    def get_record(cls, context, uuid, project_id=None):
+    def get_record(cls, context, uuid, project_id=None, deleted_too=False):
         """The live server ``uuid`` as a read-only record.
 
         404 if there is none, or if ``project_id`` is given and the server
-        is another project's.
+        is another project's. With ``deleted_too``, a deleted server is
+        found as well.
         """
-        return _decoded(db_instances.instance_get_by_uuid(
-            context, uuid, project_id=project_id))
+        return decoded(db_instances.instance_get_by_uuid(
+            context, uuid, project_id=project_id, deleted_too=deleted_too))
 
     def create(self):
         values = self.obj_get_changes()
@@ -108,15 +109,15 @@ _V1_0_FIELDS = ('id', 'uuid', 'display_name', 'host', 'node', 'vm_state',
                 'power_state', 'task_state', 'created_at', 'updated_at')
 
 
-def _decoded(row):
+def decoded(row):
     """A row (ORM object or record) with its JSON columns as dicts."""
     values = {name: getattr(row, name) for name in _JSON_FIELDS}
-    decoded = {name: (jsonutils.loads(text) if text else
-                      ({} if name == 'user_metadata' else None))
-               for name, text in values.items()}
+    parsed = {name: (jsonutils.loads(text) if text else
+                     ({} if name == 'user_metadata' else None))
+              for name, text in values.items()}
     if hasattr(row, '_replace'):
-        return row._replace(**decoded)
-    for name, value in decoded.items():
+        return row._replace(**parsed)
+    for name, value in parsed.items():
         setattr(row, name, value)
     return row
 
@@ -150,5 +151,5 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
         db.instances.InstanceRow records, for listings of thousands: one
         query (two with a marker), no versioned object per row.
         """
-        return [_decoded(row) for row in db_instances.instance_get_all(
+        return [decoded(row) for row in db_instances.instance_get_all(
             context, matching, limit=limit, marker=marker, sort=sort)]

@@ -9,6 +9,8 @@ from nova_forcedown.policies import extensions
 from nova_forcedown.policies import flavor_extra_specs
 from nova_forcedown.policies import flavor_manage
 from nova_forcedown.policies import hypervisors
+from nova_forcedown.policies import instance_actions
+from nova_forcedown.policies import server_actions
 from nova_forcedown.policies import servers
 from nova_forcedown.policies import services
 
@@ -22,6 +24,8 @@ def list_rules():
         flavor_extra_specs.list_rules(),
         flavor_manage.list_rules(),
         hypervisors.list_rules(),
+        instance_actions.list_rules(),
+        server_actions.list_rules(),
         servers.list_rules(),
         services.list_rules(),
     ))

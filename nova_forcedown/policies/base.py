@@ -6,6 +6,8 @@ ADMIN = 'rule:context_is_admin'
 ANYONE = '@'
 # A reader of the project the request is about, or an admin, as in Nova.
 PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
+# A member of that project, or an admin.
+PROJECT_MEMBER_OR_ADMIN = 'rule:project_member_or_admin'
 
 DEPRECATED_REASON = (
     'Nova moved from one admin_api rule per API to a rule per operation '
@@ -23,6 +25,12 @@ rules = [
     policy.RuleDefault('project_reader_or_admin',
                        'rule:project_reader_api or rule:context_is_admin',
                        'A reader of the project or an administrator.'),
+    policy.RuleDefault('project_member_api',
+                       'role:member and project_id:%(project_id)s',
+                       'Decides what a member of a project is.'),
+    policy.RuleDefault('project_member_or_admin',
+                       'rule:project_member_api or rule:context_is_admin',
+                       'A member of the project or an administrator.'),
 ]
 
 

@@ -301,6 +301,87 @@ class TestAggregateNotifications(NotificationTestCase):
             self.consumer.collect(0.5))))
 
 
+class TestInstanceNotifications(NotificationTestCase):
+    """Instance notifications from the API and from the server's host.
+
+    lock and unlock from the API, power_off and power_on from the host, and
+    instance.update from both when notify_on_state_change asks.
+    """
+
+    def setUp(self):
+        super().setUp()
+        with open(self.database.config_file, 'a') as config:
+            config.write('\n[notifications]\n'
+                         'notify_on_state_change = vm_and_task_state\n')
+
+    def instance_events(self, messages):
+        return [message for message in messages
+                if message['event_type'].startswith('instance.')]
+
+    def action(self, uuid, body):
+        status, answer, _ = self.request(
+            'POST', '/servers/%s/action' % uuid, body, '2.73')
+        self.assertEqual(202, status, answer)
+
+    def test_lock_stop_start_unlock(self):
+        self.start_api()
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--driver', 'fake', '--hosts', '1',
+            '--instances', '1', '--host-prefix', 'notify-'))
+        self.assertTrue(commands.wait_until(
+            lambda: self.database.query('SELECT uuid FROM instances')),
+            agent.log())
+        [server] = self.database.query('SELECT uuid FROM instances')
+        uuid = server['uuid']
+
+        self.action(uuid, {'lock': {'locked_reason': 'recovering'}})
+        self.action(uuid, {'os-stop': None})
+        self.assertTrue(commands.wait_until(lambda: self.request(
+            'GET', '/servers/' + uuid)[1]['server']['status'] == 'SHUTOFF'))
+        self.action(uuid, {'os-start': None})
+        self.assertTrue(commands.wait_until(lambda: self.request(
+            'GET', '/servers/' + uuid)[1]['server']['status'] == 'ACTIVE'))
+        self.action(uuid, {'unlock': None})
+
+        received = self.instance_events(self.consumer.wait_for(11))
+        self.assertEqual(
+            [('instance.lock', 'nova-api'),
+             ('instance.update', 'nova-api'),
+             ('instance.power_off.start', 'nova-compute'),
+             ('instance.power_off.end', 'nova-compute'),
+             ('instance.update', 'nova-compute'),
+             ('instance.update', 'nova-api'),
+             ('instance.power_on.start', 'nova-compute'),
+             ('instance.power_on.end', 'nova-compute'),
+             ('instance.update', 'nova-compute'),
+             ('instance.unlock', 'nova-api')],
+            [(message['event_type'], message['publisher_id'].split(':')[0])
+             for message in received], agent.log())
+        payloads = [message['payload'] for message in received]
+        self.assertEqual(
+            ('InstanceActionPayload', 'nova', '1.8'),
+            (payloads[0]['nova_object.name'],
+             payloads[0]['nova_object.namespace'],
+             payloads[0]['nova_object.version']))
+        locked = payloads[0]['nova_object.data']
+        self.assertEqual((uuid, True, 'recovering', 'active', 'running'),
+                         (locked['uuid'], locked['locked'],
+                          locked['locked_reason'], locked['state'],
+                          locked['power_state']))
+        self.assertEqual('FlavorPayload',
+                         locked['flavor']['nova_object.name'])
+        stopped = payloads[3]['nova_object.data']
+        self.assertEqual(('stopped', 'shutdown', 'notify-1'),
+                         (stopped['state'], stopped['power_state'],
+                          stopped['host']))
+        self.assertEqual('notify-1', received[3]['publisher_id'].split(':')[1])
+        update = payloads[4]['nova_object.data']['state_update'][
+            'nova_object.data']
+        self.assertEqual({'old_state': 'active', 'state': 'stopped',
+                          'old_task_state': 'powering-off',
+                          'new_task_state': None}, update)
+
+
 class TestBrokerOutage(NotificationTestCase):
     """The broker's address is a closed loopback port."""
 

@@ -71,7 +71,7 @@ def delete_aggregate(req):
 def aggregate_action(req):
     """POST /os-aggregates/{id}/action: the body's one key is the action."""
     document = validation.json_body(req)
-    name = _action_name(document)
+    name = validation.action_name(document, _ACTIONS)
     schema, rule, action = _ACTIONS[name]
     body = validation.validate_body(req, document, schema)
     req.context.can(rule)
@@ -139,18 +139,6 @@ _ACTIONS = {
     'set_metadata': (schemas.SET_METADATA, policies.SET_METADATA,
                      _set_metadata),
 }
-
-
-def _action_name(document):
-    """The action a body asks for: its one key, as Nova reads it."""
-    if not isinstance(document, dict) or len(document) != 1:
-        raise webob.exc.HTTPBadRequest(
-            explanation=validation.MALFORMED_BODY)
-    name = next(iter(document))
-    if name not in _ACTIONS:
-        raise webob.exc.HTTPBadRequest(
-            explanation='There is no such action: %s' % name)
-    return name
 
 
 # ---------------------------------------------------------------- helpers

@@ -7,11 +7,9 @@ the servers, and one each for their hosts' compute services (host_status)
 and zones: a constant number of statements whatever the page holds.
 """
 
-import datetime
 import urllib.parse
 
 from oslo_utils import strutils
-from oslo_utils import timeutils
 import webob.exc
 
 from nova_forcedown.api import microversion
@@ -64,8 +62,6 @@ _ADMIN_SORT_KEYS = ('host', 'node')
 
 INVALID_STATUS = 'Invalid status value'
 DELETED_FOR_ADMINS = 'Only administrators may list deleted instances'
-CHANGES_ORDER = ('The value of changes-since must be less than or equal '
-                 'to changes-before.')
 
 
 def list_servers(req):
@@ -83,7 +79,7 @@ def show_server(req):
                      if req.version.matches(microversion.V2_102)
                      else schemas.SHOW_QUERY)
     server = instance_obj.Instance.get_record(
-        req.context, req.urlvars['id'], project_id=_own_project(req))
+        req.context, req.urlvars['id'], project_id=req.visible_project)
     req.context.can(policies.SHOW, {'project_id': server.project_id})
     view = _views(req, [server], detail=True)
     return api_request.json_response({'server': view.show(server)})
@@ -210,27 +206,7 @@ def _one_list(search, name):
 
 
 def _changes(last):
-    since = _timestamp(last, 'changes-since')
-    before = _timestamp(last, 'changes-before')
-    if since is not None and before is not None and since > before:
-        raise webob.exc.HTTPBadRequest(explanation=CHANGES_ORDER)
-    return since, before
-
-
-def _timestamp(last, name):
-    """An ISO 8601 parameter as a naive UTC datetime (400 if it is not)."""
-    if name not in last:
-        return None
-    text = last[name]
-    try:
-        value = timeutils.parse_isotime(text)
-    except ValueError:
-        raise webob.exc.HTTPBadRequest(explanation=(
-            "Invalid input for query parameters %s. Value: %s. '%s' is not "
-            "a 'date-time'" % (name, text, text)))
-    if value.tzinfo is not None:
-        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    return value
+    return validation.changes_window(last)
 
 
 def _project_scope(req, last, all_tenants_rule):
@@ -301,11 +277,6 @@ def _next_links(req, servers, limit, params):
 
 
 # ------------------------------------------------------------------ views
-
-def _own_project(req):
-    """None for admins (any project's server); else the caller's project."""
-    return None if req.context.is_admin else req.context.project_id
-
 
 def _views(req, servers, detail):
     context = req.context

@@ -5,6 +5,10 @@ import abc
 DRIVER_NAMESPACE = 'nova_forcedown.compute.drivers'
 
 
+class DriverError(Exception):
+    """A driver could not do what it was asked; the task fails with it."""
+
+
 class ComputeDriver(metaclass=abc.ABCMeta):
     """Describes the hosts one agent runs and their hypervisors.
 
@@ -37,3 +41,17 @@ class ComputeDriver(metaclass=abc.ABCMeta):
         ``flavor`` is the copy an instance keeps (memory_mb, vcpus,
         root_gb, ...). A driver without simulated servers ignores it.
         """
+
+    def power_off(self, instance):
+        """Power the server off; return its power_state (4, shutdown).
+
+        ``instance`` is the server's record. A driver without servers
+        raises :class:`DriverError`.
+        """
+        raise DriverError('The %s driver hosts no instances; it cannot '
+                          'power off %s.' % (self.conf.driver, instance.uuid))
+
+    def power_on(self, instance):
+        """Power the server on; return its power_state (1, running)."""
+        raise DriverError('The %s driver hosts no instances; it cannot '
+                          'power on %s.' % (self.conf.driver, instance.uuid))

@@ -38,6 +38,7 @@ BUILT_IN_FLAVOR = {
 FIRST_ADDRESS = ipaddress.ip_address('198.18.0.0')
 
 POWER_STATE_RUNNING = 1
+POWER_STATE_SHUTDOWN = 4
 
 
 class FakeDriver(base.ComputeDriver):
@@ -48,6 +49,8 @@ class FakeDriver(base.ComputeDriver):
         self._index = {'%s%d' % (conf.host_prefix, i): i
                        for i in range(1, conf.hosts + 1)}
         self._flavor = BUILT_IN_FLAVOR
+        # Simulated power of the servers a task changed: uuid -> state.
+        self.power_states = {}
 
     def use_flavor(self, flavor):
         self._flavor = flavor
@@ -61,6 +64,14 @@ class FakeDriver(base.ComputeDriver):
                  'vm_state': 'active', 'power_state': POWER_STATE_RUNNING,
                  'task_state': None, 'flavor': self._flavor}
                 for i in range(1, self.conf.instances + 1)]
+
+    def power_off(self, instance):
+        self.power_states[instance.uuid] = POWER_STATE_SHUTDOWN
+        return POWER_STATE_SHUTDOWN
+
+    def power_on(self, instance):
+        self.power_states[instance.uuid] = POWER_STATE_RUNNING
+        return POWER_STATE_RUNNING
 
     def node_resources(self, host):
         count = self.conf.instances

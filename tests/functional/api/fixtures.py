@@ -443,3 +443,47 @@ class FlavorsFixture(fixture.GabbiFixture):
 
     def stop_fixture(self):
         pass
+
+
+class InstanceActionsFixture(fixture.GabbiFixture):
+    """Recorded actions of ServersFixture's web-2, with their events.
+
+    =================  ======  ========  ========================  =======
+    request id         action  created   event (host2)             result
+    =================  ======  ========  ========================  =======
+    req-web2-stop      stop    04:01     compute_stop_instance     Success
+    req-web2-start     start   04:02     compute_start_instance    Error
+    =================  ======  ========  ========================  =======
+
+    The start failed: its message is ``Error``, its event has a traceback
+    and details. Both were asked by web-2's owner (user-of-USER_PROJECT).
+    """
+
+    ACTIONS = (
+        ('req-web2-stop', 'stop', 'compute_stop_instance', 'Success', 1),
+        ('req-web2-start', 'start', 'compute_start_instance', 'Error', 2),
+    )
+
+    def start_fixture(self):
+        actions = models.InstanceAction.__table__
+        events = models.InstanceActionEvent.__table__
+        with ServersFixture.engine().begin() as connection:
+            for request_id, action, event, result, minute in self.ACTIONS:
+                started = datetime.datetime(2026, 1, 2, 4, minute, 0)
+                failed = result == 'Error'
+                action_id = connection.execute(actions.insert().values(
+                    action=action, instance_uuid=os.environ['WEB2_UUID'],
+                    request_id=request_id, project_id=USER_PROJECT,
+                    user_id='user-of-' + USER_PROJECT, start_time=started,
+                    finish_time=started, created_at=started,
+                    updated_at=started, message='Error' if failed else None,
+                    deleted=0)).inserted_primary_key[0]
+                connection.execute(events.insert().values(
+                    action_id=action_id, event=event, host='host2',
+                    start_time=started, finish_time=started, result=result,
+                    traceback='Traceback: it broke' if failed else None,
+                    details='it broke' if failed else None,
+                    created_at=started, deleted=0))
+
+    def stop_fixture(self):
+        pass

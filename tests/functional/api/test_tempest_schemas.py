@@ -1,5 +1,6 @@
-"""Server views against tempest's own response schemas, at every window
-tempest's servers client knows, for an admin and for a project member.
+"""Server and instance action views against tempest's own response
+schemas, at every window tempest's servers client knows, for an admin and
+for a project member.
 
 tempest's schemas forbid unknown keys and require each window's keys, so
 a key shown too early, too late or with the wrong type fails here.
@@ -38,6 +39,7 @@ class TempestSchemasTest(base.BaseTestCase):
         self.conf = fixtures.make_conf()
         fixtures.seeded_database(self)
         fixtures.ServersFixture().start_fixture()
+        fixtures.InstanceActionsFixture().start_fixture()
         self.app = deploy.load_app(self.conf)
 
     def _get(self, path, version, token):
@@ -81,3 +83,14 @@ class TempestSchemasTest(base.BaseTestCase):
                     '/servers/' + os.environ['DB2_UUID'], '2.104', ADMIN)
         self._check(schemas.list_servers_detail,
                     '/servers/detail?all_tenants=1&limit=2', '2.104', ADMIN)
+
+    def test_instance_actions_at_every_window(self):
+        actions = '/servers/%s/os-instance-actions' % os.environ['WEB2_UUID']
+        for version, schemas in self._windows():
+            for token in (ADMIN, MEMBER):
+                body = self._check(schemas.list_instance_actions, actions,
+                                   version, token)
+                self.assertEqual(2, len(body['instanceActions']))
+                for request_id in ('req-web2-stop', 'req-web2-start'):
+                    self._check(schemas.show_instance_action,
+                                actions + '/' + request_id, version, token)

@@ -1,0 +1,95 @@
+"""POST /servers/{id}/action: the actions instance-HA tools send.
+
+``lock``, ``unlock``, ``os-resetState``, ``os-stop`` and ``os-start``, as
+in Nova: the body's one key names the action, its value is validated,
+then the server is looked up (404, also for another project's server
+unless the caller is an admin), the policy is checked against the
+server's project, and the operation runs (409 when the server's state
+refuses it). Each answers 202 with no body; stop and start are then
+carried out by the server's host.
+"""
+
+from nova_forcedown.api import microversion
+from nova_forcedown.api import request as api_request
+from nova_forcedown.api.schemas import server_actions as schemas
+from nova_forcedown.api import validation
+from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.policies import server_actions as policies
+
+
+def server_action(req):
+    document = validation.json_body(req)
+    name = validation.action_name(document, _ACTIONS)
+    schema, handler = _ACTIONS[name]
+    if callable(schema):
+        schema = schema(req.version)
+    body = validation.validate_body(req, document, schema)
+    handler(req, body[name])
+    return api_request.empty_response(status=202)
+
+
+ROUTES = {
+    '/servers/{id}/action': {'POST': server_action},
+}
+
+
+def _lock(req, args):
+    server = _authorized(req, policies.LOCK)
+    reason = None
+    if req.version.matches(microversion.V2_73) and args:
+        reason = args.get('locked_reason')
+    operations.lock(req.context, server.uuid, reason=reason,
+                    project_id=req.visible_project)
+
+
+def _unlock(req, args):
+    server = _authorized(req, policies.UNLOCK)
+    if not operations.holds_lock_as_expected(req.context, server):
+        req.context.can(policies.UNLOCK_OVERRIDE,
+                        {'project_id': server.project_id})
+    operations.unlock(req.context, server.uuid,
+                      project_id=req.visible_project)
+
+
+def _reset_state(req, args):
+    server = _authorized(req, policies.RESET_STATE)
+    operations.reset_state(req.context, server.uuid, args['state'],
+                           project_id=req.visible_project)
+
+
+def _stop(req, args):
+    server = _authorized(req, policies.STOP)
+    operations.stop(req.context, server.uuid, project_id=req.visible_project)
+
+
+def _start(req, args):
+    server = _authorized(req, policies.START)
+    operations.start(req.context, server.uuid, project_id=req.visible_project)
+
+
+def _lock_schema(version):
+    return (schemas.LOCK_V273 if version.matches(microversion.V2_73)
+            else schemas.ANYTHING)
+
+
+# action -> (body schema, or a function of the microversion that gives
+# it; handler)
+_ACTIONS = {
+    'lock': (_lock_schema, _lock),
+    'unlock': (schemas.ANYTHING, _unlock),
+    'os-resetState': (schemas.RESET_STATE, _reset_state),
+    'os-stop': (schemas.ANYTHING, _stop),
+    'os-start': (schemas.ANYTHING, _start),
+}
+
+
+def _authorized(req, rule):
+    """The server of the path, once ``rule`` allows the caller to act on it.
+
+    404 first: a server the caller cannot see does not exist for them.
+    """
+    server = instance_obj.Instance.get_record(
+        req.context, req.urlvars['id'], project_id=req.visible_project)
+    req.context.can(rule, {'project_id': server.project_id})
+    return server

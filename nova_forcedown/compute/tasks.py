@@ -1,0 +1,121 @@
+"""The agent carries out the power tasks the API recorded for its hosts.
+
+The database is the queue: the API sets a server's task_state
+(powering-off, powering-on) and records the action in one transaction;
+each agent looks every ``task_poll_interval`` for the tasks of its hosts
+(one query per agent, whatever its number of hosts), has its driver do
+them, then ends each task (vm_state, power_state, task_state cleared)
+and records the event, Success or Error, as Nova's compute does. A task
+for a host whose agent is down waits, and is done when the agent is back.
+"""
+
+import threading
+import traceback
+
+from oslo_log import log as logging
+
+from nova_forcedown.compute.drivers import base as driver_base
+from nova_forcedown.db import api as db_api
+from nova_forcedown import exception
+from nova_forcedown import notifications
+from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.servicegroup import condition_log
+
+LOG = logging.getLogger(__name__)
+
+TASKS_DATABASE_DOWN = condition_log.Messages(
+    level=logging.WARNING,
+    started='Cannot look for tasks, the database is unavailable '
+            '(%(error)s); retrying every %(interval)s s.',
+    reminder='Still no task read after %(seconds)d s, the database is '
+             'unavailable (%(error)s).',
+    ended='Recovered: tasks are read again, after %(seconds)d s.')
+
+
+class TaskRunner:
+    """Carry out the waiting tasks of ``hosts`` with ``driver``."""
+
+    def __init__(self, context, driver, hosts, conf, clock):
+        self._context = context
+        self._driver = driver
+        self._hosts = list(hosts)
+        self._interval = conf.task_poll_interval
+        self._database_down = condition_log.ConditionLog(
+            LOG, TASKS_DATABASE_DOWN, conf.log_reminder_interval, clock)
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._loop,
+                                        name='compute-tasks', daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout=5):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _loop(self):
+        while not self._stop.wait(self._interval):
+            try:
+                self.run_pending()
+            except Exception:
+                # A bug must not end the loop: the next tasks still run.
+                LOG.exception('Carrying out the waiting tasks failed.')
+
+    def run_pending(self):
+        """Carry out every task waiting now; the number done."""
+        try:
+            servers = operations.pending_tasks(self._context, self._hosts)
+        except Exception as exc:  # noqa: only an outage is told once
+            if not db_api.is_outage(exc):
+                raise
+            outage = exception.first_line(exc)
+        else:
+            outage = None
+        if outage is not None:
+            self._database_down.update(['database'], error=outage,
+                                       interval=self._interval)
+            return 0
+        self._database_down.update([])
+        for server in servers:
+            self.carry_out(server)
+        return len(servers)
+
+    def carry_out(self, server):
+        """Do the server's task through the driver and end it."""
+        task = operations.TASKS[server.task_state]
+        context = self._context
+        action = instance_action.latest(context, server.uuid, task.action)
+        event_id = (instance_action.event_start(context, action.id,
+                                                task.event, server.host)
+                    if action is not None else None)
+        notifications.instance_power(context, server, task.notification,
+                                     'start')
+        try:
+            power_state = getattr(self._driver, task.notification)(server)
+        except driver_base.DriverError as exc:
+            LOG.warning('Task %(task)s of server %(uuid)s failed: %(error)s',
+                        {'task': server.task_state, 'uuid': server.uuid,
+                         'error': exc})
+            operations.end_task(context, server, {})
+            self._finish(action, event_id, instance_action.ERROR,
+                         traceback.format_exc())
+            return
+        after = operations.end_task(context, server, {
+            'vm_state': task.vm_state, 'power_state': power_state})
+        self._finish(action, event_id, instance_action.SUCCESS)
+        if after is None:
+            LOG.info('Server %(uuid)s was %(task)s, but its task was '
+                     'cleared meanwhile; its state is left as it is now.',
+                     {'uuid': server.uuid, 'task': server.task_state})
+            return
+        notifications.instance_power(context, after, task.notification,
+                                     'end')
+        notifications.instance_task_ended(context, server, after)
+
+    def _finish(self, action, event_id, result, details=None):
+        if event_id is not None:
+            instance_action.event_finish(self._context, action.id, event_id,
+                                         result, details)

@@ -1,0 +1,177 @@
+"""What a server's power and state actions change, and when they may.
+
+Lock, unlock, reset state, stop and start, with Nova's rules: a locked
+server refuses stop and start to anyone but an admin; stop needs a
+launched server that is active or in error, start a stopped one; neither
+runs while another task does. Each check, its change and the action
+record are one transaction (:func:`db.instances.instance_act`); the host's
+agent then carries out a stop or a start (``task_state`` powering-off or
+powering-on) and ends the task.
+
+Policies are the API's: the caller authorizes against the server first.
+"""
+
+from nova_forcedown.db import instances as db_instances
+from nova_forcedown import exception
+from nova_forcedown import notifications
+from nova_forcedown.objects import instance as instance_obj
+
+# vm_state, task_state and power_state values, as Nova names them.
+ACTIVE = 'active'
+ERROR = 'error'
+STOPPED = 'stopped'
+POWERING_OFF = 'powering-off'
+POWERING_ON = 'powering-on'
+RUNNING = 1
+SHUTDOWN = 4
+
+# States os-resetState may set.
+RESET_STATES = (ACTIVE, ERROR)
+
+# Who holds a lock.
+OWNER = 'owner'
+ADMIN = 'admin'
+
+
+def locker(context, server):
+    """Who ``context`` locks ``server`` as: its project's owner or an admin."""
+    return OWNER if server.project_id == context.project_id else ADMIN
+
+
+def holds_lock_as_expected(context, server):
+    """Whether the server is unlocked or locked by who ``context`` is.
+
+    When not, unlocking needs the unlock_override rule, as in Nova.
+    """
+    return server.locked_by in (None, locker(context, server))
+
+
+def lock(context, uuid, reason=None, project_id=None):
+    """Lock the server; a no-op for its owner when it is already locked."""
+
+    def change(server):
+        holder = locker(context, server)
+        if server.locked_by is not None and holder == OWNER:
+            return None
+        values = {'locked_by': holder}
+        if reason:
+            values['locked_reason'] = reason
+        return values
+
+    return _act(context, uuid, change, 'lock', project_id, 'lock')
+
+
+def unlock(context, uuid, project_id=None):
+    """Unlock the server; recorded even when it was not locked."""
+    return _act(context, uuid,
+                lambda server: {'locked_by': None, 'locked_reason': None},
+                'unlock', project_id, 'unlock')
+
+
+def reset_state(context, uuid, state, project_id=None):
+    """Set vm_state and clear the task, whatever they were."""
+    return _act(context, uuid,
+                lambda server: {'vm_state': state, 'task_state': None},
+                'resetState', project_id)
+
+
+def stop(context, uuid, project_id=None):
+    """Ask the server's host to power it off."""
+
+    def change(server):
+        _check(context, server, 'stop', (ACTIVE, ERROR))
+        return {'task_state': POWERING_OFF, 'progress': 0}
+
+    return _act(context, uuid, change, 'stop', project_id)
+
+
+def start(context, uuid, project_id=None):
+    """Ask the server's host to power it on."""
+
+    def change(server):
+        _check(context, server, 'start', (STOPPED,))
+        return {'task_state': POWERING_ON}
+
+    return _act(context, uuid, change, 'start', project_id)
+
+
+class Task:
+    """A power task as the host carries it out.
+
+    ``action``: the recorded action it belongs to; ``event``: the event
+    the host records; ``notification``: instance.<notification>.start
+    and .end; ``vm_state`` and ``power_state``: where it leaves the server.
+    """
+
+    def __init__(self, action, event, notification, vm_state, power_state):
+        self.action = action
+        self.event = event
+        self.notification = notification
+        self.vm_state = vm_state
+        self.power_state = power_state
+
+
+TASKS = {
+    POWERING_OFF: Task('stop', 'compute_stop_instance', 'power_off',
+                       STOPPED, SHUTDOWN),
+    POWERING_ON: Task('start', 'compute_start_instance', 'power_on',
+                      ACTIVE, RUNNING),
+}
+
+
+def pending_tasks(context, hosts):
+    """Servers on ``hosts`` with a power task waiting, oldest first."""
+    return [instance_obj.decoded(server) for server in
+            db_instances.instance_get_tasks(context, hosts, tuple(TASKS))]
+
+
+def end_task(context, server, values):
+    """End the server's task with ``values`` (task_state cleared).
+
+    The server as it now is, or None when its task was gone (reset,
+    deleted) and nothing was written.
+    """
+    values = dict(values, task_state=None)
+    if not db_instances.instance_finish_task(context, server.uuid,
+                                             server.task_state, values):
+        return None
+    return server._replace(**values)
+
+
+def _check(context, server, action, vm_states):
+    """Nova's checks of a power action, in Nova's order."""
+    if server.locked_by is not None and not context.is_admin:
+        raise exception.InstanceIsLocked(instance_uuid=server.uuid)
+    if not server.host:
+        raise exception.InstanceNotReady(instance_id=server.uuid)
+    if server.vm_state not in vm_states:
+        raise exception.InstanceInvalidState(
+            action=action, instance_uuid=server.uuid, attr='vm_state',
+            state=server.vm_state)
+    if server.task_state is not None:
+        raise exception.InstanceInvalidState(
+            action=action, instance_uuid=server.uuid, attr='task_state',
+            state=server.task_state)
+    if server.launched_at is None:
+        raise exception.InstanceInvalidState(action=action,
+                                             instance_uuid=server.uuid)
+
+
+def _act(context, uuid, change, action, project_id, event=None):
+    """Run ``change`` as action ``action``; notify ``instance.<event>``.
+
+    Returns the server as it now is, or None when there was nothing to do.
+    """
+    before = []
+
+    def values(server):
+        before.append(server)
+        return change(server)
+
+    server = db_instances.instance_act(context, uuid, values, action,
+                                       project_id=project_id)
+    if server is None:
+        return None
+    server = instance_obj.decoded(server)
+    notifications.instance_changed(context, before[0], server, event)
+    return server
