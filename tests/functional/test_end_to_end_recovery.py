@@ -1,0 +1,167 @@
+"""The recovery half of instance HA, replayed against the real processes.
+
+What Masakari's host-failure recovery and Pacemaker's fence_evacuate send
+before they evacuate (../shared/nova-behaviour-recovery.md, sections 6.1
+and 6.2), in their order and through python-novaclient at their
+microversions, against the real API server and fake-driver agents: the
+failed host's agent is stopped, the reserved host's runs. Evacuation
+itself is the next issue's; what the tools need up to it works here.
+"""
+
+from novaclient import exceptions as nova_exceptions
+
+from tests.functional import commands
+from tests.functional import test_end_to_end
+
+FAILED = 'failed-1'
+RESERVED = 'reserved-1'
+OWNER = '0123456789abcdef0123456789abcdef'
+MASAKARI_REASON = 'Masakari detected host failed.'
+
+
+def _is_true(text):
+    """fence_evacuate's reading of the evacuable extra spec."""
+    return text.lower() == 'true'
+
+
+class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
+    """A failed host with four servers and a reserved host with none.
+
+    Before the failure one server was stopped and one locked by its
+    owner's admin; once the failed host's agent is gone, a stop asked of
+    a third stays pending (powering-off), as on a dead Nova compute.
+    """
+
+    def setUp(self):
+        super().setUp()
+        nova = self.nova('2.53')
+        flavor = nova.flavors.create('ha.small', 2048, 1, 20)
+        flavor.set_keys({'evacuable': 'true'})
+        self.failed_agent = self.start_agent(
+            '--driver', 'fake', '--hosts', '1', '--instances', '4',
+            '--host-prefix', 'failed-', '--flavor', 'ha.small',
+            '--project-id', OWNER)
+        self.start_agent('--driver', 'fake', '--hosts', '1', '--instances',
+                         '0', '--host-prefix', 'reserved-')
+        self.assertTrue(commands.wait_until(lambda: len(
+            self.database.query('SELECT id FROM instances')) == 4))
+        self.assertTrue(commands.wait_until(lambda: len(
+            self.database.services(binary='nova-compute')) == 2))
+        aggregate = nova.aggregates.create('ha-hosts', None)
+        nova.aggregates.add_host(aggregate, FAILED)
+        self.servers = sorted(
+            nova.servers.list(search_opts={'all_tenants': True,
+                                           'host': FAILED}),
+            key=lambda server: server.name)
+        self.stopped, self.locked, self.busy, self.running = self.servers
+        nova.servers.stop(self.stopped)
+        self.assertTrue(commands.wait_until(
+            lambda: nova.servers.get(self.stopped.id).status == 'SHUTOFF'))
+        nova.servers.lock(self.locked)
+        self.assertEqual(0, self.failed_agent.stop())
+        nova.servers.stop(self.busy)
+
+
+class TestMasakariHostFailure(RecoveryTestCase):
+    """Masakari's reserved_host recovery, at 2.53.
+
+    masakari/engine/drivers/taskflow/host_failure.py, with
+    add_reserved_host_to_aggregate.
+    """
+
+    def test_up_to_evacuation(self):
+        nova = self.nova('2.53')
+
+        # Pre task: disable the failed host's compute service.
+        [service] = nova.services.list(host=FAILED, binary='nova-compute')
+        nova.services.disable_log_reason(service.id, MASAKARI_REASON)
+        # Prepare: the failed host's servers, one page.
+        servers = nova.servers.list(
+            search_opts={'host': FAILED, 'all_tenants': True})
+        # The reserved host joins the failed host's aggregates, then is
+        # enabled (409s are tolerated: it may be there already).
+        for aggregate in nova.aggregates.list():
+            if FAILED in aggregate.hosts:
+                nova.aggregates.add_host(aggregate.id, RESERVED)
+                self.assertRaises(nova_exceptions.Conflict,
+                                  nova.aggregates.add_host, aggregate.id,
+                                  RESERVED)
+        [reserved] = nova.services.list(host=RESERVED, binary='nova-compute')
+        nova.services.enable(reserved.id)
+        # Per instance: read twice, lock unless locked, reset a busy or
+        # odd one to error.
+        original = {}
+        for server in servers:
+            nova.servers.get(server.id)
+            server = nova.servers.get(server.id)
+            original[server.id] = (getattr(server, 'OS-EXT-STS:vm_state'),
+                                   getattr(server, 'OS-EXT-STS:task_state'))
+            if not server.locked:
+                nova.servers.lock(server.id)
+            vm_state, task_state = original[server.id]
+            if vm_state not in ('active', 'error', 'stopped') or task_state:
+                nova.servers.reset_state(server.id, 'error')
+                nova.servers.get(server.id)
+
+        self.assertEqual({self.stopped.id: ('stopped', None),
+                          self.locked.id: ('active', None),
+                          self.busy.id: ('active', 'powering-off'),
+                          self.running.id: ('active', None)}, original)
+        [service] = nova.services.list(host=FAILED, binary='nova-compute')
+        self.assertEqual(('disabled', MASAKARI_REASON),
+                         (service.status, service.disabled_reason))
+        self.assertEqual('enabled', nova.services.list(
+            host=RESERVED, binary='nova-compute')[0].status)
+        [aggregate] = nova.aggregates.list()
+        self.assertEqual({FAILED, RESERVED}, set(aggregate.hosts))
+        after = {server.id: server for server in nova.servers.list(
+            search_opts={'host': FAILED, 'all_tenants': True})}
+        self.assertEqual({True}, {server.locked for server in after.values()})
+        self.assertEqual(
+            ('ERROR', None),
+            (after[self.busy.id].status,
+             getattr(after[self.busy.id], 'OS-EXT-STS:task_state')))
+        self.assertEqual(['resetState', 'lock', 'stop'], [
+            action.action for action in
+            nova.instance_action.list(self.busy.id)])
+        # The locked server was not locked twice.
+        self.assertEqual(['lock'], [
+            action.action for action in
+            nova.instance_action.list(self.locked.id)])
+
+
+class TestFenceEvacuate(RecoveryTestCase):
+    """fence_evacuate's action off, at 2.11.
+
+    fence-agents' agents/evacuate/fence_evacuate.py, once fence_compute
+    fenced the host.
+    """
+
+    def test_up_to_evacuation(self):
+        fencer = self.nova('2.11')
+        fencer.services.force_down(FAILED, 'nova-compute', True)
+        fencer.services.disable(FAILED, 'nova-compute')
+
+        nova = self.nova('2.11')
+        nova.hypervisors.list()
+        [service] = nova.services.list(host=FAILED, binary='nova-compute')
+        self.assertEqual(('down', 'disabled'), (service.state, service.status))
+        # (fence_evacuate asks the image service for images tagged
+        # evacuable here; there is none in this test.)
+        evacuable = [flavor.id for flavor in nova.flavors.list(is_public=None)
+                     if _is_true(flavor.get_keys().get('evacuable', ''))]
+        servers = nova.servers.list(
+            search_opts={'host': FAILED, 'all_tenants': 1})
+
+        [ha_flavor] = [flavor for flavor in nova.flavors.list(is_public=None)
+                       if flavor.name == 'ha.small']
+        self.assertEqual([ha_flavor.id], evacuable)
+        self.assertEqual(sorted(server.id for server in self.servers),
+                         sorted(server.id for server in servers))
+        self.assertEqual({'ha.small'}, {
+            server.flavor['original_name'] for server in
+            self.nova('2.47').servers.list(
+                search_opts={'host': FAILED, 'all_tenants': 1})})
+        self.assertEqual({'DOWN'}, {
+            server.host_status for server in self.nova('2.16').servers.list(
+                search_opts={'host': FAILED, 'all_tenants': 1})})
