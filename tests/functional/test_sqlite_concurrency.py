@@ -143,6 +143,53 @@ class TestConcurrentWritersOnSqlite(_SqliteAppTestCase):
             [service['forced_down'] for service in listed['services']])
 
 
+class TestConcurrentServerActionsOnSqlite(_SqliteAppTestCase):
+    """Actions read the server, then write it and its record.
+
+    Eight clients locking and unlocking servers of their own, while others
+    list servers: a transaction that read first and wrote later would fail
+    at once with "database is locked" once another writer committed
+    between its read and its write.
+    """
+
+    def _lock_and_unlock(self, uuid, failures):
+        for _ in range(ROUNDS):
+            for action in ('lock', 'unlock'):
+                response = self._request('POST', '/servers/%s/action' % uuid,
+                                         '2.73', {action: None})
+                if response.status_int != 202:
+                    failures.append((uuid, response.status, response.text))
+
+    def _list_servers(self, failures, done):
+        while not done.is_set():
+            response = self._request('GET', '/servers/detail?all_tenants=1',
+                                     '2.73')
+            if response.status_int != 200:
+                failures.append(('list', response.status, response.text))
+
+    def test_eight_clients_all_succeed(self):
+        ctxt = context.get_admin_context()
+        uuids = [nf_fixtures.create_instance(ctxt, service.host).uuid
+                 for service in self.services]
+        failures = []
+        done = threading.Event()
+        writers = [threading.Thread(target=self._lock_and_unlock,
+                                    args=(uuid, failures)) for uuid in uuids]
+        reader = threading.Thread(target=self._list_servers,
+                                  args=(failures, done))
+        for thread in [reader] + writers:
+            thread.start()
+        for thread in writers:
+            thread.join(120)
+        done.set()
+        reader.join(60)
+        self.assertEqual([], failures)
+        with self.engine.connect() as connection:
+            recorded = connection.exec_driver_sql(
+                'SELECT count(*) FROM instance_actions').scalar()
+        self.assertEqual(WRITERS * ROUNDS * 2, recorded)
+
+
 class TestLongReadOnSqlite(_SqliteAppTestCase):
     """A reader holding a read transaction never makes a writer fail.
 
