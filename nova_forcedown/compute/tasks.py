@@ -9,6 +9,7 @@ and records the event, Success or Error, as Nova's compute does. A task
 for a host whose agent is down waits, and is done when the agent is back.
 """
 
+import concurrent.futures
 import threading
 import traceback
 
@@ -23,6 +24,10 @@ from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.servicegroup import condition_log
 
 LOG = logging.getLogger(__name__)
+
+# Tasks carried out at once: a hypervisor takes seconds to power a server
+# off, and a fenced host's recovery stops and starts many.
+WORKERS = 8
 
 TASKS_DATABASE_DOWN = condition_log.Messages(
     level=logging.WARNING,
@@ -45,8 +50,18 @@ class TaskRunner:
             LOG, TASKS_DATABASE_DOWN, conf.log_reminder_interval, clock)
         self._stop = threading.Event()
         self._thread = None
+        self._pool = None
+        # uuids of the servers whose task a worker is carrying out, and
+        # of those whose worker finished since the last look. A finished
+        # task leaves the first set only when the next look starts, so a
+        # look that read it before it ended cannot start it again.
+        self._in_flight = set()
+        self._finished = set()
+        self._in_flight_lock = threading.Lock()
 
     def start(self):
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            WORKERS, thread_name_prefix='compute-task')
         self._thread = threading.Thread(target=self._loop,
                                         name='compute-tasks', daemon=True)
         self._thread.start()
@@ -55,6 +70,8 @@ class TaskRunner:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _loop(self):
         while not self._stop.wait(self._interval):
@@ -65,7 +82,14 @@ class TaskRunner:
                 LOG.exception('Carrying out the waiting tasks failed.')
 
     def run_pending(self):
-        """Carry out every task waiting now; the number done."""
+        """Carry out every task waiting now; the number started.
+
+        Without a pool (tests), one after the other before returning;
+        with one, each in a worker, skipping those already under way.
+        """
+        with self._in_flight_lock:
+            self._in_flight -= self._finished
+            self._finished.clear()
         try:
             servers = operations.pending_tasks(self._context, self._hosts)
         except Exception as exc:  # noqa: only an outage is told once
@@ -79,9 +103,30 @@ class TaskRunner:
                                        interval=self._interval)
             return 0
         self._database_down.update([])
+        if self._pool is None:
+            for server in servers:
+                self.carry_out(server)
+            return len(servers)
+        started = 0
         for server in servers:
+            with self._in_flight_lock:
+                if server.uuid in self._in_flight:
+                    continue
+                self._in_flight.add(server.uuid)
+            self._pool.submit(self._carry_out_in_worker, server)
+            started += 1
+        return started
+
+    def _carry_out_in_worker(self, server):
+        try:
             self.carry_out(server)
-        return len(servers)
+        except Exception:
+            LOG.exception('Carrying out task %(task)s of server %(uuid)s '
+                          'failed.', {'task': server.task_state,
+                                      'uuid': server.uuid})
+        finally:
+            with self._in_flight_lock:
+                self._finished.add(server.uuid)
 
     def carry_out(self, server):
         """Do the server's task through the driver and end it."""

@@ -18,6 +18,7 @@ import threading
 import time
 
 import fixtures
+from oslo_utils import timeutils
 from oslotest import base
 import webob
 
@@ -188,6 +189,26 @@ class TestConcurrentServerActionsOnSqlite(_SqliteAppTestCase):
             recorded = connection.exec_driver_sql(
                 'SELECT count(*) FROM instance_actions').scalar()
         self.assertEqual(WRITERS * ROUNDS * 2, recorded)
+
+    def test_concurrent_stops_of_one_server_let_exactly_one_in(self):
+        ctxt = context.get_admin_context()
+        uuid = nf_fixtures.create_instance(
+            ctxt, 'host0', launched_at=timeutils.utcnow()).uuid
+        barrier = threading.Barrier(WRITERS)
+        statuses = []
+
+        def stop():
+            barrier.wait()
+            statuses.append(self._request(
+                'POST', '/servers/%s/action' % uuid, '2.1',
+                {'os-stop': None}).status_int)
+
+        threads = [threading.Thread(target=stop) for _ in range(WRITERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual([202] + [409] * (WRITERS - 1), sorted(statuses))
 
 
 class TestLongReadOnSqlite(_SqliteAppTestCase):

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from nova_forcedown.db import migration
 from nova_forcedown import objects
 import tools.benchmark
+from tools.benchmark import actions
 from tools.benchmark import force_down
 from tools.benchmark import heartbeats
 from tools.benchmark import listings
@@ -55,7 +56,12 @@ def _through_the_api(args, database, engine, uuids, hosts):
                     api.port, uuids, hosts, args.sequential,
                     args.concurrent, args.sustain),
                 'slow_clients': None,
+                'actions': None,
             }
+            if args.action_hosts and hosts == args.hosts[0]:
+                figures['actions'] = actions.measure(
+                    api, engine, args.action_hosts, args.action_sequential,
+                    args.action_concurrent)
             if args.slow_clients and hosts == args.hosts[0]:
                 figures['slow_clients'] = slow_clients.measure(
                     api.port, uuids, hosts, args.slow_clients,
@@ -117,6 +123,16 @@ def parse_args(argv):
     parser.add_argument('--slow-seconds', type=float, default=60.0,
                         help='seconds of mixed load, once without and once '
                              'with the slow connections (default 60)')
+    parser.add_argument('--action-hosts', type=int, default=1000,
+                        help='hosts of a real fake-driver agent whose '
+                             'servers are stopped and started, at the first '
+                             'host count (default 1000; 0 skips this run)')
+    parser.add_argument('--action-sequential', type=int, default=50,
+                        help='servers stopped and started one after another '
+                             '(default 50)')
+    parser.add_argument('--action-concurrent', type=int, default=10,
+                        help='servers per client with 8 clients (default '
+                             '10)')
     parser.add_argument('--heartbeat-processes', type=int, default=2,
                         help='agent processes sending heartbeats (default 2)')
     parser.add_argument('--heartbeat-threads', type=int, default=4,

@@ -95,6 +95,19 @@ def slow_clients(write, line, runs):
     write('  p99 with / without: x%.2f\n' % slow['p99_ratio'])
 
 
+def actions(write, line, runs):
+    """Only the first host count has this run."""
+    figures = runs[0].get('actions')
+    if not figures:
+        return
+    write('stop and start, %d servers on hosts of one agent '
+          '(client polls every 50 ms):\n' % figures['agent_hosts'])
+    for name, item in figures['runs'].items():
+        write('  %s: %d done, %d failures, median/p99 %s/%s ms\n' % (
+            name, item['requests'], item['failures'],
+            short(item['median_ms']), short(item['p99_ms'])))
+
+
 def heartbeats(write, line, runs):
     line('heartbeats report_state/s (fail)', ['%s (%d)' % (
         run['heartbeats']['per_second'], run['heartbeats']['failures'])
@@ -112,4 +125,4 @@ def rss(write, line, runs):
 
 
 # In the order they are printed.
-SECTIONS = (listings, force_down, slow_clients, heartbeats, rss)
+SECTIONS = (listings, force_down, slow_clients, actions, heartbeats, rss)

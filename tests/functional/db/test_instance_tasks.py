@@ -135,33 +135,6 @@ class _InstanceTasksMixin(_TasksBase):
 
         self.assertEqual(('error', None, 1), self._states())
 
-    def test_concurrent_stops_let_exactly_one_in(self):
-        barrier = threading.Barrier(6)
-        outcomes = []
-
-        def stop():
-            barrier.wait()
-            try:
-                operations.stop(self.asker, self.uuid)
-                outcomes.append('accepted')
-            except exception.InstanceInvalidState as exc:
-                outcomes.append(str(exc))
-
-        threads = [threading.Thread(target=stop) for _ in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
-        self.assertEqual(1, outcomes.count('accepted'), outcomes)
-        refused = ("Cannot 'stop' instance %s while it is in task_state "
-                   "powering-off" % self.uuid)
-        self.assertEqual([refused] * 5, [outcome for outcome in outcomes
-                                         if outcome != 'accepted'])
-        self.assertEqual(['stop'], [action.action for action in
-                                    instance_action.get_all(self.context,
-                                                            self.uuid)])
-
     def test_a_server_never_launched_cannot_stop(self):
         server = nf_fixtures.create_instance(self.context, 'fake-compute-1',
                                              name='never-launched')
@@ -190,6 +163,41 @@ class _InstanceTasksMixin(_TasksBase):
         self.assertGreaterEqual(server.updated_at, before)
 
 
+class _ConcurrentStopsMixin(_TasksBase):
+    """Concurrent requests on database servers.
+
+    The test's SQLite is one in-memory connection shared by every thread:
+    test_sqlite_concurrency tries this on a file instead.
+    """
+
+    def test_concurrent_stops_let_exactly_one_in(self):
+        barrier = threading.Barrier(6)
+        outcomes = []
+
+        def stop():
+            barrier.wait()
+            try:
+                operations.stop(self.asker, self.uuid)
+                outcomes.append('accepted')
+            except exception.InstanceInvalidState as exc:
+                outcomes.append(str(exc))
+
+        threads = [threading.Thread(target=stop) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        self.assertEqual(1, outcomes.count('accepted'), outcomes)
+        refused = ("Cannot 'stop' instance %s while it is in task_state "
+                   "powering-off" % self.uuid)
+        self.assertEqual([refused] * 5, [outcome for outcome in outcomes
+                                         if outcome != 'accepted'])
+        self.assertEqual(['stop'], [action.action for action in
+                                    instance_action.get_all(self.context,
+                                                            self.uuid)])
+
+
 class _FailedTasksMixin(_TasksBase):
 
     DRIVER = BrokenDriver
@@ -208,3 +216,6 @@ class _FailedTasksMixin(_TasksBase):
 
 nf_fixtures.backend_test_cases(_InstanceTasksMixin, globals())
 nf_fixtures.backend_test_cases(_FailedTasksMixin, globals())
+nf_fixtures.backend_test_cases(
+    _ConcurrentStopsMixin, globals(),
+    backend_fixtures=nf_fixtures.MIGRATED_FIXTURES[1:])

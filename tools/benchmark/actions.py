@@ -1,0 +1,150 @@
+"""Stop and start: from the request to the host's result.
+
+A real agent process (``nova-forcedown-compute``, fake driver) runs
+``action_hosts`` more hosts with one server each, on the benchmark's
+database; clients stop and start those servers and poll each one until
+its host has carried the task out. Two figures per run: the time from
+the POST to the first GET that shows the result (what an instance-HA
+tool waits, give or take its polling), and, from the instance action
+records, the time from the action's record to the end of its host's
+event (the request reaching its agent and completing, without the
+client's polling).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import sqlalchemy as sa
+
+from nova_forcedown.db import models
+from tools.benchmark import clients
+from tools.benchmark import latencies
+from tools.benchmark import server as bench_server
+
+HOST_PREFIX = 'action-'
+# Seconds between two polls of a server, and before one counts as lost.
+POLL_SECONDS = 0.05
+TIMEOUT_SECONDS = 10
+
+
+class Agent:
+    """The compute agent of the action hosts, on the API's database."""
+
+    def __init__(self, api, hosts):
+        self.hosts = hosts
+        self.log_path = os.path.join(os.path.dirname(api.config),
+                                     'agent.log')
+        self.command = [
+            sys.executable, '-m', 'nova_forcedown.cmd.compute',
+            '--config-file', api.config, '--driver', 'fake', '--hosts',
+            str(hosts), '--instances', '1', '--host-prefix', HOST_PREFIX]
+        self.process = None
+
+    def start(self, engine):
+        """Start it; the uuids of its servers once it registered them."""
+        self._log = open(self.log_path, 'wb')
+        self.process = subprocess.Popen(
+            self.command, cwd=bench_server.CHECKOUT, stdout=self._log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError('the agent exited:\n' + self.log())
+            uuids = _server_uuids(engine)
+            if len(uuids) == self.hosts:
+                return uuids
+            time.sleep(0.5)
+        raise RuntimeError('the agent registered no servers:\n' + self.log())
+
+    def log(self):
+        with open(self.log_path, 'rb') as log:
+            return log.read().decode('utf-8', 'replace')
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
+        self._log.close()
+
+
+def _server_uuids(engine):
+    with engine.connect() as connection:
+        return [row.uuid for row in connection.execute(sa.text(
+            "SELECT uuid FROM instances WHERE host LIKE :prefix "
+            "ORDER BY id"), {'prefix': HOST_PREFIX + '%'})]
+
+
+def _carried_out(client, uuid, action, status, times, failures):
+    """POST ``action``, then poll until the server shows ``status``."""
+    start = time.perf_counter()
+    answer, _, body = client.request('POST', '/servers/%s/action' % uuid,
+                                     '2.1', {action: None})
+    if answer != 202:
+        failures.append('%s %s' % (answer, body[:200]))
+        return
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        answer, _, body = client.request('GET', '/servers/' + uuid, '2.1')
+        if answer == 200 and json.loads(body)['server']['status'] == status:
+            times.append(time.perf_counter() - start)
+            return
+        time.sleep(POLL_SECONDS)
+    failures.append('%s of %s not done in %d s' % (action, uuid,
+                                                   TIMEOUT_SECONDS))
+
+
+def _stop_start_loop(port, uuids):
+    """Stop then start each server; (latencies, failures, no counts)."""
+    client = clients.Client(port)
+    times, failures = [], []
+    try:
+        for uuid in uuids:
+            _carried_out(client, uuid, 'os-stop', 'SHUTOFF', times, failures)
+            _carried_out(client, uuid, 'os-start', 'ACTIVE', times, failures)
+    finally:
+        client.close()
+    return times, failures, set()
+
+
+def _recorded_to_done(engine, uuids):
+    """Seconds from each action's record to the end of its event.
+
+    For the stop and start actions of the servers ``uuids``.
+    """
+    actions = models.InstanceAction.__table__
+    events = models.InstanceActionEvent.__table__
+    query = (sa.select(actions.c.start_time, events.c.finish_time)
+             .join(events, events.c.action_id == actions.c.id)
+             .where(actions.c.action.in_(('stop', 'start')),
+                    events.c.finish_time.is_not(None),
+                    actions.c.instance_uuid.in_(list(uuids))))
+    with engine.connect() as connection:
+        return [(finish - start).total_seconds()
+                for start, finish in connection.execute(query)]
+
+
+def measure(api, engine, hosts, sequential, concurrent_each):
+    """Latencies of stop and start, one at a time and from 8 clients."""
+    agent = Agent(api, hosts)
+    try:
+        uuids = agent.start(engine)
+        alone = uuids[:sequential]
+        shares = [uuids[sequential:][index::clients.CLIENTS]
+                  [:concurrent_each] for index in range(clients.CLIENTS)]
+        results = {}
+        for label, run, acted_on in (
+                ('sequential', lambda: _stop_start_loop(api.port, alone) +
+                 (None,), alone),
+                ('8 clients', lambda: clients.concurrently(
+                    lambda index: _stop_start_loop(api.port, shares[index])),
+                 [uuid for share in shares for uuid in share])):
+            results['%s, request to result seen' % label] = (
+                latencies.summary(*run()))
+            results['%s, recorded to done' % label] = latencies.summary(
+                _recorded_to_done(engine, acted_on), [], set(), None)
+        return {'agent_hosts': hosts, 'runs': results}
+    finally:
+        agent.stop()
