@@ -34,13 +34,19 @@ class EndToEndTestCase(testtools.TestCase):
             commands.DatabaseFile(**self.DATABASE_OPTIONS))
         self.port = processes.free_port()
         self.endpoint = 'http://127.0.0.1:%d' % self.port
+        config = []
+        for path in self.api_config_files():
+            config += ['--config-file', path]
         self.api = self.useFixture(processes.Process([
-            processes.script('nova-forcedown-api'), '--dev',
-            '--config-file', self.database.config_file,
+            processes.script('nova-forcedown-api'), '--dev', *config,
             '--port', str(self.port)]))
         processes.wait_for_http(self.endpoint + '/', process=self.api.process)
         self.session = ks_session.Session(auth=token_endpoint.Token(
             self.endpoint + '/v2.1', TOKEN))
+
+    def api_config_files(self):
+        """The API's configuration files, later ones overriding."""
+        return [self.database.config_file]
 
     def nova(self, version):
         return nova_client.Client(version, session=self.session)
