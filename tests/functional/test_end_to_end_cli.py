@@ -123,8 +123,7 @@ class TestServersWithTheCli(CliTestCase):
                           small['disk'], small['os-flavor-access:is_public']))
 
 
-# Not a TestCase until the server action API lands: base it on CliTestCase.
-class TestServerActionsWithTheCli:
+class TestServerActionsWithTheCli(CliTestCase):
 
     def wait_for_status(self, server_id, status):
         """The server as shown once its status is ``status``.
@@ -150,6 +149,10 @@ class TestServerActionsWithTheCli:
 
         self.openstack('server', 'unlock', listed['ID'])
         self.assertFalse(self.server(listed['ID'])['locked'])
+        events = self.openstack_json('server', 'event', 'list',
+                                     listed['ID'])
+        self.assertEqual(['unlock', 'lock'],
+                         [event['Action'] for event in events])
 
     def test_stop_and_start(self):
         (listed, *_) = self.servers_of(FAILED_HOST)
