@@ -143,7 +143,8 @@ BYTE_WRITES = [('PUT', '/v2.1/os-services/disable-log-reason', '2.11'),
                ('POST', '/v2.1/os-aggregates', '2.41'),
                ('POST', '/v2.1/os-aggregates/1/action', '2.41'),
                ('POST', '/v2.1/flavors', '2.61'),
-               ('POST', '/v2.1/flavors/1/os-extra_specs', '2.61')]
+               ('POST', '/v2.1/flavors/1/os-extra_specs', '2.61'),
+               ('POST', '/v2.1/servers/{uuid}/action', '2.73')]
 
 
 def _header_title(name):
@@ -333,7 +334,10 @@ class TestGeneratedRequests(_HostileInputTestCase):
     @SETTINGS
     @hypothesis.given(data=st.data())
     def test_servers(self, data):
-        self._run(data, ['/servers', '/servers/detail', '/servers/{id}'])
+        self._run(data, ['/servers', '/servers/detail', '/servers/{id}',
+                         '/servers/{id}/action',
+                         '/servers/{id}/os-instance-actions',
+                         '/servers/{id}/os-instance-actions/{id}'])
 
     @SETTINGS
     @hypothesis.given(data=st.data())
