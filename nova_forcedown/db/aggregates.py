@@ -104,7 +104,7 @@ def zone_memberships(context, hosts=None):
             for row in context.connection.execute(query)]
 
 
-@context_manager.writer.connection
+@db_api.write_transaction
 def aggregate_create(context, name, metadata=None, uuid=None):
     """A new aggregate; AggregateNameExists when the name is taken.
 
@@ -122,7 +122,7 @@ def aggregate_create(context, name, metadata=None, uuid=None):
 
 
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def aggregate_update(context, aggregate_id, name=None, metadata=None):
     """Rename and/or merge ``metadata`` (a None value deletes its key).
 
@@ -146,7 +146,7 @@ def aggregate_update(context, aggregate_id, name=None, metadata=None):
 
 
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def aggregate_metadata_update(context, aggregate_id, metadata):
     """Merge ``metadata`` into the aggregate's; a None value deletes."""
     connection = context.connection
@@ -168,7 +168,7 @@ def _write_metadata(connection, aggregate_id, metadata):
 
 
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def aggregate_delete(context, aggregate_id, refuse_hosts):
     """Delete an aggregate and its metadata.
 
@@ -185,7 +185,7 @@ def aggregate_delete(context, aggregate_id, refuse_hosts):
 
 
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def aggregate_host_add(context, aggregate_id, host):
     connection = context.connection
     _read_one(connection, aggregate_id)
@@ -199,7 +199,7 @@ def aggregate_host_add(context, aggregate_id, host):
 
 
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def aggregate_host_delete(context, aggregate_id, host):
     connection = context.connection
     result = connection.execute(_HOSTS.delete().where(

@@ -6,6 +6,7 @@ one row check the row count. Listings are one query, never one per row.
 """
 
 import collections
+import functools
 import os
 
 from oslo_db import api as oslo_db_api
@@ -51,6 +52,35 @@ def is_outage(exc):
     inner = getattr(exc, 'inner_exception', None)
     return (isinstance(exc, db_exc.DBError) and inner is not None and
             inner is not exc and isinstance(inner, OUTAGES))
+
+
+def write_first(connection):
+    """On SQLite, make the transaction a writer before it reads.
+
+    In WAL mode a transaction that read before another writer committed
+    can no longer write: it fails at once with "database is locked",
+    whatever the busy timeout (a plain BEGIN takes no lock). An UPDATE
+    that changes nothing takes the write lock, waiting for it as any write
+    does, and every read after it sees the latest rows. Other backends
+    need nothing: their writes wait for row locks.
+    """
+    if connection.dialect.name == 'sqlite':
+        services = models.Service.__table__
+        connection.execute(services.update().where(sa.false()).values(
+            id=services.c.id))
+
+
+def write_transaction(function):
+    """``context_manager.writer.connection`` that writes before it reads.
+
+    For a write function that reads first (see :func:`write_first`).
+    """
+    @functools.wraps(function)
+    def first_take_the_write_lock(context, *args, **kwargs):
+        write_first(context.connection)
+        return function(context, *args, **kwargs)
+
+    return context_manager.writer.connection(first_take_the_write_lock)
 
 
 # Largest value of an integer primary key on every supported database.
@@ -404,6 +434,7 @@ def service_destroy(context, service_id):
 
     Refuses (409) to delete a compute service whose host has instances.
     """
+    write_first(context.session.connection())
     service = service_get(context, service_id)
     now = timeutils.utcnow()
     if service.binary == COMPUTE_BINARY:

@@ -161,7 +161,7 @@ def flavor_count(context):
         sa.select(sa.func.count()).select_from(_FLAVORS)).scalar()
 
 
-@context_manager.writer.connection
+@db_api.write_transaction
 def flavor_create(context, values, extra_specs=None, projects=()):
     """A new flavor from column ``values``; FlavorExists / FlavorIdExists.
 
@@ -186,7 +186,7 @@ def flavor_create(context, values, extra_specs=None, projects=()):
     return _read_one(connection, context, values['flavorid'])
 
 
-@context_manager.writer.connection
+@db_api.write_transaction
 def flavor_update_description(context, flavorid, description):
     connection = context.connection
     result = connection.execute(
@@ -197,7 +197,7 @@ def flavor_update_description(context, flavorid, description):
     return _read_one(connection, context, flavorid)
 
 
-@context_manager.writer.connection
+@db_api.write_transaction
 def flavor_destroy(context, flavorid):
     """Delete the flavor with its extra specs and projects."""
     connection = context.connection
@@ -233,7 +233,7 @@ def flavor_extra_specs_update(context, flavorid, extra_specs):
 
 
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def _extra_specs_write(context, flavorid, extra_specs):
     connection = context.connection
     flavor = _read_one(connection, context, flavorid)
@@ -249,7 +249,7 @@ def _extra_specs_write(context, flavorid, extra_specs):
     return dict(flavor.extra_specs, **extra_specs)
 
 
-@context_manager.writer.connection
+@db_api.write_transaction
 def flavor_extra_specs_delete(context, flavorid, key):
     """Delete one extra spec; FlavorExtraSpecsNotFound when it has none."""
     connection = context.connection
@@ -272,7 +272,7 @@ def flavor_projects(context, flavorid):
         .order_by(_PROJECTS.c.project_id))]
 
 
-@context_manager.writer.connection
+@db_api.write_transaction
 def flavor_add_project(context, flavorid, project_id):
     connection = context.connection
     flavor = _read_one(connection, context, flavorid)
