@@ -110,6 +110,22 @@ class InstanceActionNotFound(NotFound):
     msg_fmt = 'Action %(request_id)s not found'
 
 
+class MigrationMarkerNotFound(Invalid):
+    msg_fmt = 'Marker %(marker)s could not be found.'
+
+
+class ComputeHostNotFoundForEvacuation(NotFound):
+    msg_fmt = 'Compute host %(host)s not found.'
+
+
+class EvacuationTargetIsSource(Invalid):
+    msg_fmt = "The target host can't be the same one."
+
+
+class ComputeServiceInUse(Invalid):
+    msg_fmt = 'Compute service of %(host)s is still in use.'
+
+
 class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 

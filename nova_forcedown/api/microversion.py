@@ -20,11 +20,14 @@ VERSIONS = [
     '2.3',    # Server views: more OS-EXT-SRV-ATTR attributes for admins.
     '2.9',    # Server views show locked.
     '2.11',   # PUT /os-services/force-down; forced_down in service views.
+    '2.14',   # evacuate: no onSharedStorage; no adminPass in the answer.
     '2.16',   # Server views show host_status, where the policy allows.
     '2.19',   # Server views show description.
     '2.21',   # Instance actions of deleted servers can be read.
+    '2.23',   # Migration views show migration_type.
     '2.26',   # Server views show tags.
     '2.28',   # Hypervisor cpu_info is an object, not a JSON string.
+    '2.29',   # evacuate takes force: a host given is not checked.
     '2.33',   # Hypervisor list/detail paging: limit, marker, links.
     '2.38',   # An unknown status filter of a server listing is a 400.
     '2.41',   # Aggregate views show the aggregate's uuid.
@@ -36,18 +39,23 @@ VERSIONS = [
     '2.55',   # Flavor description: in views, on create, PUT /flavors/{id}.
     '2.58',   # Instance actions show updated_at; their list pages
               # (limit, marker) and filters by changes-since.
+    '2.59',   # Migrations show uuid; their list pages (limit, marker)
+              # and filters by changes-since.
     '2.61',   # Flavor views show extra_specs (if the index rule allows).
     '2.62',   # Instance action events show hostId (and host, for
               # admins).
     '2.63',   # Server views show trusted_image_certificates.
-    '2.66',   # Server and instance action listings filter by
-              # changes-before.
+    '2.66',   # Server, instance action and migration listings filter
+              # by changes-before.
+    '2.68',   # evacuate no longer takes force.
     '2.71',   # GET /servers/{id} shows server_groups.
     '2.73',   # Server views show locked_reason; listings filter by locked;
               # lock takes a locked_reason.
     '2.75',   # Strict query parameters on GET /os-services, /flavors and
               # server listings; servers: [] always present when
               # with_servers is requested; flavor swap 0 instead of "".
+    '2.80',   # Migrations show user_id and project_id, and are filtered
+              # by them.
     '2.81',   # POST /os-aggregates/{id}/images: cache images on the
               # aggregate's hosts.
     '2.83',   # Server listings: more filters for non-admins (vm_state,
@@ -56,6 +64,7 @@ VERSIONS = [
     '2.88',   # Hypervisor views lose resource counts and cpu_info and gain
               # uptime; statistics and uptime endpoints removed.
     '2.90',   # OS-EXT-SRV-ATTR:hostname shown to every server reader.
+    '2.95',   # An evacuated server ends stopped.
     '2.96',   # Server views show pinned_availability_zone.
     '2.100',  # Server views show scheduler_hints.
     '2.102',  # Strict query parameters on GET /os-aggregates[/{id}] and
@@ -67,11 +76,11 @@ VERSIONS = [
 
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
-(V2_1, V2_3, V2_9, V2_11, V2_16, V2_19, V2_21, V2_26, V2_28, V2_33, V2_38,
- V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_61, V2_62, V2_63, V2_66, V2_71,
- V2_73, V2_75, V2_81, V2_83, V2_84, V2_88, V2_90, V2_96, V2_100, V2_102,
- V2_104) = (microversion_parse.parse_version_string(text)
-            for text in VERSIONS)
+(V2_1, V2_3, V2_9, V2_11, V2_14, V2_16, V2_19, V2_21, V2_23, V2_26, V2_28,
+ V2_29, V2_33, V2_38, V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_59, V2_61,
+ V2_62, V2_63, V2_66, V2_68, V2_71, V2_73, V2_75, V2_80, V2_81, V2_83, V2_84,
+ V2_88, V2_90, V2_95, V2_96, V2_100, V2_102, V2_104) = (
+    microversion_parse.parse_version_string(text) for text in VERSIONS)
 MIN_VERSION = V2_1
 MAX_VERSION = V2_104
 

@@ -18,6 +18,7 @@ from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as node_obj
@@ -113,6 +114,7 @@ class Agent:
             aggregate_obj.Aggregate.place_hosts_in_zone(
                 self._context, hosts, self._availability_zone)
         if self.is_compute:
+            self.clean_up_evacuated(hosts)
             owner = self._instance_owner()
             self.nodes = [self._register_node(service)
                           for service in self.services]
@@ -186,11 +188,36 @@ class Agent:
                         "driver's own.", name)
         return owner
 
+    def clean_up_evacuated(self, hosts):
+        """Remove the servers evacuated away while this agent was gone.
+
+        As Nova's compute does on start-up, before it reports anything:
+        the driver destroys what is left of each (disks on shared storage
+        kept) and its migration is completed, so no server ever runs on
+        two hosts.
+        """
+        migrations = db_migrations.evacuations_from(
+            self._context, hosts, (db_migrations.ACCEPTED,
+                                   db_migrations.PRE_MIGRATING,
+                                   db_migrations.DONE))
+        for migration in migrations:
+            self._driver.destroy(migration.instance_uuid)
+            db_migrations.migration_set_status(
+                self._context, migration.id, db_migrations.COMPLETED)
+        if migrations:
+            LOG.info('Removed %(count)d server(s) evacuated away from this '
+                     'agent\'s hosts while it was gone.',
+                     {'count': len(migrations)})
+
     def _register_instances(self, hosts, owner):
-        """Create the servers the driver reports and the database lacks."""
+        """Create the servers the driver reports and the database lacks.
+
+        Servers evacuated away count as there: they are not made again.
+        """
         existing = collections.Counter(
             instance.host for instance in
             instance_obj.InstanceList.get_by_hosts(self._context, hosts))
+        existing.update(db_migrations.evacuated_counts(self._context, hosts))
         for host in hosts:
             for values in self._driver.instances(host)[existing[host]:]:
                 instance_obj.Instance(self._context, host=host, node=host,

@@ -17,6 +17,7 @@ from oslo_log import log as logging
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import instance_action
@@ -130,6 +131,9 @@ class TaskRunner:
 
     def carry_out(self, server):
         """Do the server's task through the driver and end it."""
+        if server.task_state == operations.REBUILDING:
+            self.rebuild(server)
+            return
         task = operations.TASKS[server.task_state]
         context = self._context
         action = instance_action.latest(context, server.uuid, task.action)
@@ -159,6 +163,51 @@ class TaskRunner:
         notifications.instance_power(context, after, task.notification,
                                      'end')
         notifications.instance_task_ended(context, server, after)
+
+    def rebuild(self, server):
+        """Rebuild a server evacuated to this host, as its migration says.
+
+        The migration goes pre-migrating, then done (failed, and the
+        server in error, when the driver fails); the server ends in the
+        migration's target vm_state.
+        """
+        context = self._context
+        migration = db_migrations.migration_get_latest(
+            context, server.uuid, (db_migrations.ACCEPTED,
+                                   db_migrations.PRE_MIGRATING,
+                                   db_migrations.COMPLETED))
+        action = instance_action.latest(context, server.uuid, 'evacuate')
+        event_id = (instance_action.event_start(
+            context, action.id, 'compute_rebuild_instance', server.host)
+            if action is not None else None)
+        target = (migration.target_vm_state if migration is not None
+                  else operations.ACTIVE)
+        self._set_migration(migration, db_migrations.PRE_MIGRATING)
+        try:
+            power_state = self._driver.rebuild(
+                server, stopped=target == operations.STOPPED)
+        except driver_base.DriverError as exc:
+            LOG.warning('Rebuilding evacuated server %(uuid)s failed: '
+                        '%(error)s', {'uuid': server.uuid, 'error': exc})
+            operations.end_task(context, server,
+                                {'vm_state': operations.ERROR})
+            self._set_migration(migration, db_migrations.FAILED)
+            self._finish(action, event_id, instance_action.ERROR,
+                         traceback.format_exc())
+            return
+        after = operations.end_task(context, server, {
+            'vm_state': target, 'power_state': power_state})
+        self._set_migration(migration, db_migrations.DONE)
+        self._finish(action, event_id, instance_action.SUCCESS)
+        if after is not None:
+            notifications.instance_task_ended(context, server, after)
+
+    def _set_migration(self, migration, status):
+        """Move the migration on, unless its source already completed it."""
+        if migration is not None and (
+                migration.status != db_migrations.COMPLETED):
+            db_migrations.migration_set_status(self._context, migration.id,
+                                               status)
 
     def _finish(self, action, event_id, result, details=None):
         if event_id is not None:

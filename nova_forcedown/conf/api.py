@@ -24,6 +24,11 @@ API_OPTS = [
     cfg.ListOpt('disabled_extensions', default=[],
                 help='Aliases of legacy /v2 extensions to disable, e.g. '
                      'os-hypervisor-status.'),
+    cfg.BoolOpt('enable_instance_password', default=True,
+                help='Whether an evacuation answered below microversion '
+                     '2.14 shows the server\'s admin password (the one '
+                     'given, or one made up when the disk is not on shared '
+                     'storage), as Nova does.'),
     cfg.StrOpt('compute_link_prefix',
                help='Base URL used in links instead of the request host, '
                     'e.g. https://cloud.example.com:8774.'),

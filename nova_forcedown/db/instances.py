@@ -200,36 +200,21 @@ def flavor_copy(context, name):
 _HOSTS_IN_QUERY = 500
 
 
-def _take_write_lock(connection, uuid):
-    """On SQLite, make the transaction a writer before it reads.
-
-    SQLite ignores FOR UPDATE, and in WAL mode a transaction that read
-    before another writer committed can no longer write: it fails at once
-    with "database is locked", whatever the busy timeout. Writing first
-    (an UPDATE that changes nothing) waits for the lock as any write does,
-    and the reads after it see the latest rows. Other backends lock the
-    row with the SELECT ... FOR UPDATE that follows.
-    """
-    if connection.dialect.name == 'sqlite':
-        connection.execute(_INSTANCES.update().where(
-            _INSTANCES.c.uuid == uuid).values(
-                deleted=_INSTANCES.c.deleted))
-
-
 @db_api.retry_on_deadlock
-@context_manager.writer.connection
+@db_api.write_transaction
 def instance_act(context, uuid, change, action, project_id=None):
     """Check, change and record an action on server ``uuid``, atomically.
 
     In one transaction: the live server is read and locked (404 if there
     is none, or if ``project_id`` is given and it is another project's);
-    ``change(row)`` raises when the action may not run now, else returns
-    the values to write (``updated_at`` added), or None when there is
-    nothing to do; then the action ``action`` of the request is recorded.
+    ``change(row, connection)`` raises when the action may not run now,
+    else returns the values to write (``updated_at`` added), or None when
+    there is nothing to do; it may write more with ``connection`` in the
+    same transaction. Then the action ``action`` of the request is
+    recorded.
     Returns the server as it now is, or None when nothing was done.
     """
     connection = context.connection
-    _take_write_lock(connection, uuid)
     criteria = [_INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0]
     if project_id is not None:
         criteria.append(_INSTANCES.c.project_id == project_id)
@@ -238,7 +223,7 @@ def instance_act(context, uuid, change, action, project_id=None):
     if found is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     row = InstanceRow._make(found)
-    values = change(row)
+    values = change(row, connection)
     if values is None:
         return None
     now = timeutils.utcnow()

@@ -116,6 +116,11 @@ class Instance(Base):
     config_drive = sa.Column(sa.String(255), nullable=True)
     # The user's key/value metadata, as a JSON object (NULL: none).
     user_metadata = sa.Column(sa.Text, nullable=True)
+    # What the server takes of its host, from its flavor.
+    vcpus = sa.Column(sa.Integer, nullable=True)
+    memory_mb = sa.Column(sa.Integer, nullable=True)
+    root_gb = sa.Column(sa.Integer, nullable=True)
+    ephemeral_gb = sa.Column(sa.Integer, nullable=True)
 
 
 class InstanceAction(Base):
@@ -154,6 +159,39 @@ class InstanceActionEvent(Base):
     traceback = sa.Column(sa.Text, nullable=True)
     host = sa.Column(sa.String(255), nullable=True)
     details = sa.Column(sa.Text, nullable=True)
+
+
+class Migration(Base):
+    """A move of a server from one host to another: evacuations here."""
+    __tablename__ = 'migrations'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_migrations0uuid'),
+        sa.Index('migrations_instance_uuid_and_status_idx', 'deleted',
+                 'instance_uuid', 'status'),
+        sa.Index('migrations_source_compute_status_idx', 'deleted',
+                 'source_compute', 'status'),
+        sa.Index('migrations_dest_compute_status_idx', 'deleted',
+                 'dest_compute', 'status'),
+        sa.Index('migrations_updated_at_idx', 'updated_at'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=True)
+    source_compute = sa.Column(sa.String(255), nullable=True)
+    source_node = sa.Column(sa.String(255), nullable=True)
+    dest_compute = sa.Column(sa.String(255), nullable=True)
+    dest_node = sa.Column(sa.String(255), nullable=True)
+    dest_host = sa.Column(sa.String(255), nullable=True)
+    status = sa.Column(sa.String(255), nullable=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
+    old_instance_type_id = sa.Column(sa.Integer, nullable=True)
+    new_instance_type_id = sa.Column(sa.Integer, nullable=True)
+    migration_type = sa.Column(sa.String(255), nullable=True)
+    hidden = sa.Column(sa.Boolean, nullable=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    # The vm_state an evacuated server ends in (the project's own column).
+    target_vm_state = sa.Column(sa.String(255), nullable=True)
 
 
 class Aggregate(ApiTableBase):

@@ -21,6 +21,8 @@ InstanceFilters = db_instances.InstanceFilters
 filters = db_instances.filters
 DEFAULT_SORT = db_instances.DEFAULT_SORT
 FLAVOR_COPY_COLUMNS = db_instances.FLAVOR_COPY_COLUMNS
+# What a server takes of its host, copied from its flavor at creation.
+RESOURCES = ('vcpus', 'memory_mb', 'root_gb', 'ephemeral_gb')
 
 
 def flavor_copy(context, name):
@@ -41,7 +43,8 @@ class Instance(base.NovaForcedownObject):
     # Version 1.0: Initial version
     # Version 1.1: Owner, flavor copy, image, names, launch times, zone,
     #              lock, progress, access addresses, config drive, metadata
-    VERSION = '1.1'
+    # Version 1.2: vcpus, memory_mb, root_gb, ephemeral_gb
+    VERSION = '1.2'
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -72,12 +75,19 @@ class Instance(base.NovaForcedownObject):
         'access_ip_v6': fields.StringField(nullable=True),
         'config_drive': fields.StringField(nullable=True),
         'user_metadata': fields.DictOfNullableStringsField(nullable=True),
+        'vcpus': fields.IntegerField(nullable=True),
+        'memory_mb': fields.IntegerField(nullable=True),
+        'root_gb': fields.IntegerField(nullable=True),
+        'ephemeral_gb': fields.IntegerField(nullable=True),
     }
 
     def obj_make_compatible(self, primitive, target_version):
         super().obj_make_compatible(primitive, target_version)
         if target_version == '1.0':
             for name in set(self.fields) - set(_V1_0_FIELDS):
+                primitive.pop(name, None)
+        elif target_version == '1.1':
+            for name in RESOURCES:
                 primitive.pop(name, None)
 
     @staticmethod
@@ -98,6 +108,9 @@ class Instance(base.NovaForcedownObject):
     def create(self):
         values = self.obj_get_changes()
         values.setdefault('uuid', uuidutils.generate_uuid())
+        for name in RESOURCES:
+            if values.get(name) is None and values.get('flavor'):
+                values[name] = values['flavor'].get(name)
         for name in _JSON_FIELDS:
             if values.get(name) is not None:
                 values[name] = jsonutils.dumps(values[name])

@@ -22,6 +22,7 @@ ERROR = 'error'
 STOPPED = 'stopped'
 POWERING_OFF = 'powering-off'
 POWERING_ON = 'powering-on'
+REBUILDING = 'rebuilding'
 RUNNING = 1
 SHUTDOWN = 4
 
@@ -49,7 +50,7 @@ def holds_lock_as_expected(context, server):
 def lock(context, uuid, reason=None, project_id=None):
     """Lock the server; a no-op for its owner when it is already locked."""
 
-    def change(server):
+    def change(server, connection):
         holder = locker(context, server)
         if server.locked_by is not None and holder == OWNER:
             return None
@@ -58,41 +59,44 @@ def lock(context, uuid, reason=None, project_id=None):
             values['locked_reason'] = reason
         return values
 
-    return _act(context, uuid, change, 'lock', project_id, 'lock')
+    return act(context, uuid, change, 'lock', project_id, 'lock')
 
 
 def unlock(context, uuid, project_id=None):
     """Unlock the server; recorded even when it was not locked."""
-    return _act(context, uuid,
-                lambda server: {'locked_by': None, 'locked_reason': None},
-                'unlock', project_id, 'unlock')
+    return act(context, uuid, _unlocked, 'unlock', project_id, 'unlock')
+
+
+def _unlocked(server, connection):
+    return {'locked_by': None, 'locked_reason': None}
 
 
 def reset_state(context, uuid, state, project_id=None):
     """Set vm_state and clear the task, whatever they were."""
-    return _act(context, uuid,
-                lambda server: {'vm_state': state, 'task_state': None},
-                'resetState', project_id)
+    return act(context, uuid,
+               lambda server, connection: {'vm_state': state,
+                                           'task_state': None},
+               'resetState', project_id)
 
 
 def stop(context, uuid, project_id=None):
     """Ask the server's host to power it off."""
 
-    def change(server):
+    def change(server, connection):
         _check(context, server, 'stop', (ACTIVE, ERROR))
         return {'task_state': POWERING_OFF, 'progress': 0}
 
-    return _act(context, uuid, change, 'stop', project_id)
+    return act(context, uuid, change, 'stop', project_id)
 
 
 def start(context, uuid, project_id=None):
     """Ask the server's host to power it on."""
 
-    def change(server):
+    def change(server, connection):
         _check(context, server, 'start', (STOPPED,))
         return {'task_state': POWERING_ON}
 
-    return _act(context, uuid, change, 'start', project_id)
+    return act(context, uuid, change, 'start', project_id)
 
 
 class Task:
@@ -120,9 +124,14 @@ TASKS = {
 
 
 def pending_tasks(context, hosts):
-    """Servers on ``hosts`` with a power task waiting, oldest first."""
+    """Servers on ``hosts`` with a task waiting, oldest first.
+
+    A power task (:data:`TASKS`), or the rebuild of a server evacuated to
+    one of ``hosts``.
+    """
     return [instance_obj.decoded(server) for server in
-            db_instances.instance_get_tasks(context, hosts, tuple(TASKS))]
+            db_instances.instance_get_tasks(context, hosts,
+                                            tuple(TASKS) + (REBUILDING,))]
 
 
 def end_task(context, server, values):
@@ -144,6 +153,11 @@ def _check(context, server, action, vm_states):
         raise exception.InstanceIsLocked(instance_uuid=server.uuid)
     if not server.host:
         raise exception.InstanceNotReady(instance_id=server.uuid)
+    check_state(server, action, vm_states)
+
+
+def check_state(server, action, vm_states):
+    """vm_state among ``vm_states``, no task, launched: else 409."""
     if server.vm_state not in vm_states:
         raise exception.InstanceInvalidState(
             action=action, instance_uuid=server.uuid, attr='vm_state',
@@ -157,16 +171,16 @@ def _check(context, server, action, vm_states):
                                              instance_uuid=server.uuid)
 
 
-def _act(context, uuid, change, action, project_id, event=None):
+def act(context, uuid, change, action, project_id=None, event=None):
     """Run ``change`` as action ``action``; notify ``instance.<event>``.
 
     Returns the server as it now is, or None when there was nothing to do.
     """
     before = []
 
-    def values(server):
+    def values(server, connection):
         before.append(server)
-        return change(server)
+        return change(server, connection)
 
     server = db_instances.instance_act(context, uuid, values, action,
                                        project_id=project_id)

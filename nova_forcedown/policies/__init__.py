@@ -10,6 +10,7 @@ from nova_forcedown.policies import flavor_extra_specs
 from nova_forcedown.policies import flavor_manage
 from nova_forcedown.policies import hypervisors
 from nova_forcedown.policies import instance_actions
+from nova_forcedown.policies import migrations
 from nova_forcedown.policies import server_actions
 from nova_forcedown.policies import servers
 from nova_forcedown.policies import services
@@ -25,6 +26,7 @@ def list_rules():
         flavor_manage.list_rules(),
         hypervisors.list_rules(),
         instance_actions.list_rules(),
+        migrations.list_rules(),
         server_actions.list_rules(),
         servers.list_rules(),
         services.list_rules(),

@@ -8,6 +8,8 @@ ANYONE = '@'
 PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
 # A member of that project, or an admin.
 PROJECT_MEMBER_OR_ADMIN = 'rule:project_member_or_admin'
+# A manager of that project, or an admin.
+PROJECT_MANAGER_OR_ADMIN = 'rule:project_manager_or_admin'
 
 DEPRECATED_REASON = (
     'Nova moved from one admin_api rule per API to a rule per operation '
@@ -31,6 +33,12 @@ rules = [
     policy.RuleDefault('project_member_or_admin',
                        'rule:project_member_api or rule:context_is_admin',
                        'A member of the project or an administrator.'),
+    policy.RuleDefault('project_manager_api',
+                       'role:manager and project_id:%(project_id)s',
+                       'Decides what a manager of a project is.'),
+    policy.RuleDefault('project_manager_or_admin',
+                       'rule:project_manager_api or rule:context_is_admin',
+                       'A manager of the project or an administrator.'),
 ]
 
 

@@ -16,6 +16,7 @@ UNLOCK_OVERRIDE = 'os_compute_api:os-lock-server:unlock:unlock_override'
 RESET_STATE = 'os_compute_api:os-admin-actions:reset_state'
 STOP = 'os_compute_api:servers:stop'
 START = 'os_compute_api:servers:start'
+EVACUATE = 'os_compute_api:os-evacuate'
 
 
 def _rule(name, check_str, description, action):
@@ -39,6 +40,9 @@ rules = [
     _rule(STOP, base.PROJECT_MEMBER_OR_ADMIN, 'Stop a server.', 'os-stop'),
     _rule(START, base.PROJECT_MEMBER_OR_ADMIN, 'Start a server.',
           'os-start'),
+    _rule(EVACUATE, base.ADMIN,
+          'Evacuate a server from a host that is down (forced down, or '
+          'without heartbeat) to another host.', 'evacuate'),
 ]
 
 

@@ -1,11 +1,12 @@
 """The recovery half of instance HA, replayed against the real processes.
 
 What Masakari's host-failure recovery and Pacemaker's fence_evacuate send
-before they evacuate (../shared/nova-behaviour-recovery.md, sections 6.1
-and 6.2), in their order and through python-novaclient at their
-microversions, against the real API server and fake-driver agents: the
-failed host's agent is stopped, the reserved host's runs. Evacuation
-itself is the next issue's; what the tools need up to it works here.
+(../shared/nova-behaviour-recovery.md, sections 6.1 and 6.2), in their
+order and through python-novaclient at their microversions, against the
+real API server and fake-driver agents: the failed host's agent is
+stopped, the reserved host's runs and rebuilds what is evacuated to it.
+Then the failed host is repaired: its agent comes back, removes what was
+evacuated away and makes nothing again, and the host is unfenced.
 """
 
 from novaclient import exceptions as nova_exceptions
@@ -17,6 +18,12 @@ FAILED = 'failed-1'
 RESERVED = 'reserved-1'
 OWNER = '0123456789abcdef0123456789abcdef'
 MASAKARI_REASON = 'Masakari detected host failed.'
+
+
+def _settled_on(server, host):
+    """Masakari's wait: on another hypervisor, with no task left."""
+    return (getattr(server, 'OS-EXT-SRV-ATTR:hypervisor_hostname'),
+            getattr(server, 'OS-EXT-STS:task_state')) == (host, None)
 
 
 def _is_true(text):
@@ -61,6 +68,25 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         self.assertEqual(0, self.failed_agent.stop())
         nova.servers.stop(self.busy)
 
+    def assert_repaired_host_duplicates_nothing(self, nova):
+        """The failed host's agent returns, the host is unfenced."""
+        agent = self.start_agent(
+            '--driver', 'fake', '--hosts', '1', '--instances', '4',
+            '--host-prefix', 'failed-', '--flavor', 'ha.small',
+            '--project-id', OWNER)
+        self.assertTrue(agent.wait_for_log('Removed 4 server(s) evacuated'),
+                        agent.log())
+        fencer = self.nova('2.11')
+        fencer.services.force_down(FAILED, 'nova-compute', False)
+        fencer.services.enable(FAILED, 'nova-compute')
+        self.assertEqual(4, len(self.database.query(
+            'SELECT id FROM instances')))
+        self.assertEqual({'completed'}, {
+            migration.status for migration in
+            self.nova('2.59').migrations.list()})
+        [service] = fencer.services.list(host=FAILED, binary='nova-compute')
+        self.assertEqual(('up', 'enabled'), (service.state, service.status))
+
 
 class TestMasakariHostFailure(RecoveryTestCase):
     """Masakari's reserved_host recovery, at 2.53.
@@ -72,9 +98,13 @@ class TestMasakariHostFailure(RecoveryTestCase):
     def test_up_to_evacuation(self):
         nova = self.nova('2.53')
 
-        # Pre task: disable the failed host's compute service.
+        # Pre task: disable the failed host's compute service, then wait
+        # (Masakari sleeps 180 s): it never forces the service down, so
+        # evacuation waits for the heartbeat to be stale (3 s here).
         [service] = nova.services.list(host=FAILED, binary='nova-compute')
         nova.services.disable_log_reason(service.id, MASAKARI_REASON)
+        self.assertTrue(commands.wait_until(lambda: nova.services.list(
+            host=FAILED, binary='nova-compute')[0].state == 'down'))
         # Prepare: the failed host's servers, one page.
         servers = nova.servers.list(
             search_opts={'host': FAILED, 'all_tenants': True})
@@ -103,6 +133,13 @@ class TestMasakariHostFailure(RecoveryTestCase):
                 nova.servers.reset_state(server.id, 'error')
                 nova.servers.get(server.id)
 
+        # Evacuate to the reserved host, then wait for each to be there.
+        for server in servers:
+            nova.servers.evacuate(server.id, host=RESERVED)
+        for server in servers:
+            self.assertTrue(commands.wait_until(
+                lambda: _settled_on(nova.servers.get(server.id), RESERVED)))
+
         self.assertEqual({self.stopped.id: ('stopped', None),
                           self.locked.id: ('active', None),
                           self.busy.id: ('active', 'powering-off'),
@@ -114,20 +151,23 @@ class TestMasakariHostFailure(RecoveryTestCase):
             host=RESERVED, binary='nova-compute')[0].status)
         [aggregate] = nova.aggregates.list()
         self.assertEqual({FAILED, RESERVED}, set(aggregate.hosts))
+        self.assertEqual([], nova.servers.list(
+            search_opts={'host': FAILED, 'all_tenants': True}))
         after = {server.id: server for server in nova.servers.list(
-            search_opts={'host': FAILED, 'all_tenants': True})}
+            search_opts={'host': RESERVED, 'all_tenants': True})}
         self.assertEqual({True}, {server.locked for server in after.values()})
-        self.assertEqual(
-            ('ERROR', None),
-            (after[self.busy.id].status,
-             getattr(after[self.busy.id], 'OS-EXT-STS:task_state')))
-        self.assertEqual(['resetState', 'lock', 'stop'], [
+        self.assertEqual({self.stopped.id: 'SHUTOFF', self.locked.id: 'ACTIVE',
+                          self.busy.id: 'ACTIVE', self.running.id: 'ACTIVE'},
+                         {uuid: server.status
+                          for uuid, server in after.items()})
+        self.assertEqual(['evacuate', 'resetState', 'lock', 'stop'], [
             action.action for action in
             nova.instance_action.list(self.busy.id)])
         # The locked server was not locked twice.
-        self.assertEqual(['lock'], [
+        self.assertEqual(['evacuate', 'lock'], [
             action.action for action in
             nova.instance_action.list(self.locked.id)])
+        self.assert_repaired_host_duplicates_nothing(nova)
 
 
 class TestFenceEvacuate(RecoveryTestCase):
@@ -165,3 +205,23 @@ class TestFenceEvacuate(RecoveryTestCase):
         self.assertEqual({'DOWN'}, {
             server.host_status for server in self.nova('2.16').servers.list(
                 search_opts={'host': FAILED, 'all_tenants': 1})})
+
+        # Evacuate each: 200, or the agent logs the failure, goes on and
+        # exits 1. The server whose stop waits for the dead host is busy
+        # (409, as in Nova); its operator resets it and evacuates it.
+        refused = []
+        for server in servers:
+            try:
+                nova.servers.evacuate(server, on_shared_storage=True)
+            except nova_exceptions.Conflict:
+                refused.append(server.id)
+        self.assertEqual([self.busy.id], refused)
+        nova.servers.reset_state(self.busy, 'active')
+        response, _ = nova.servers.evacuate(self.busy, on_shared_storage=True)
+        self.assertEqual(200, response.status_code)
+        self.assertTrue(commands.wait_until(lambda: {
+            (getattr(server, 'OS-EXT-SRV-ATTR:host'),
+             getattr(server, 'OS-EXT-STS:task_state'))
+            for server in self.nova('2.11').servers.list(
+                search_opts={'all_tenants': 1})} == {(RESERVED, None)}))
+        self.assert_repaired_host_duplicates_nothing(nova)

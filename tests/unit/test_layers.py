@@ -20,10 +20,12 @@ _DOMAIN = {'objects', 'servicegroup', 'notifications', 'db'} | _FOUNDATION
 
 # part -> the parts it may import (itself always).
 MAY_IMPORT = {
-    'cmd': {'api', 'compute', 'wsgi', 'policy', 'policies'} | _DOMAIN,
+    'cmd': {'api', 'compute', 'wsgi', 'policy', 'policies',
+            'scheduler'} | _DOMAIN,
     'wsgi': {'api'} | _DOMAIN,
-    'api': {'policy', 'policies'} | _DOMAIN,
+    'api': {'policy', 'policies', 'scheduler'} | _DOMAIN,
     'compute': _DOMAIN,
+    'scheduler': {'objects', 'servicegroup', 'db'} | _FOUNDATION,
     'servicegroup': {'objects', 'db'} | _FOUNDATION,
     'objects': {'notifications', 'db'} | _FOUNDATION,
     'notifications': _FOUNDATION,

@@ -20,7 +20,7 @@ OBJECT_HASHES = {
     'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Flavor': '1.0-d8dc9476457145e8d45a729d64de2f35',
     'FlavorList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
-    'Instance': '1.1-5d38f5ed87b8a92d55e0e492ad5186a8',
+    'Instance': '1.2-b2c866b1f62dd8d3036275e9d2cdae87',
     'InstanceList': '1.1-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Service': '1.1-cafa66a117338bb21b54c91599166650',
     'ServiceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',

@@ -1,13 +1,17 @@
 """POST /servers/{id}/action: the actions instance-HA tools send.
 
-``lock``, ``unlock``, ``os-resetState``, ``os-stop`` and ``os-start``, as
-in Nova: the body's one key names the action, its value is validated,
-then the server is looked up (404, also for another project's server
-unless the caller is an admin), the policy is checked against the
-server's project, and the operation runs (409 when the server's state
-refuses it). Each answers 202 with no body; stop and start are then
-carried out by the server's host.
+``lock``, ``unlock``, ``os-resetState``, ``os-stop``, ``os-start`` and
+``evacuate``, as in Nova: the body's one key names the action, its value
+is validated, then the server is looked up (404, also for another
+project's server unless the caller is an admin), the policy is checked
+against the server's project, and the operation runs (409 when the
+server's state refuses it). Each answers 202 with no body, but evacuate,
+200; stop, start and evacuate are then carried out by the hosts' agents.
 """
+
+import secrets
+
+import webob.exc
 
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
@@ -16,6 +20,7 @@ from nova_forcedown.api import validation
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.policies import server_actions as policies
+from nova_forcedown.scheduler import evacuation
 
 
 def server_action(req):
@@ -25,8 +30,7 @@ def server_action(req):
     if callable(schema):
         schema = schema(req.version)
     body = validation.validate_body(req, document, schema)
-    handler(req, body[name])
-    return api_request.empty_response(status=202)
+    return handler(req, body[name]) or api_request.empty_response(status=202)
 
 
 ROUTES = {
@@ -68,6 +72,47 @@ def _start(req, args):
     operations.start(req.context, server.uuid, project_id=req.visible_project)
 
 
+def _evacuate(req, args):
+    """Nova's evacuate; its answer, 200, with adminPass before 2.14."""
+    version = req.version
+    server = _authorized(req, policies.EVACUATE)
+    host = args.get('host')
+    force = (validation.to_bool(args['force']) if 'force' in args
+             else False)
+    if force and host is None:
+        raise webob.exc.HTTPBadRequest(
+            explanation="Can't force to a non-provided destination")
+    shared = validation.to_bool(args.get('onSharedStorage', False))
+    password = args.get('adminPass')
+    if shared and password is not None:
+        raise webob.exc.HTTPBadRequest(
+            explanation="admin password can't be changed on existing disk")
+    evacuation.evacuate(
+        req.context, req.app.conf, req.app.servicegroup.service_is_up,
+        server.uuid, host=host,
+        force=host is not None and (force or not version.matches(
+            microversion.V2_29)),
+        stop_after=version.matches(microversion.V2_95),
+        project_id=req.visible_project)
+    if version.matches(microversion.V2_14):
+        return api_request.empty_response(status=200)
+    if not req.app.conf.api.enable_instance_password:
+        return api_request.json_response({})
+    if password is None and not shared:
+        password = secrets.token_urlsafe(9)
+    return api_request.json_response({'adminPass': password})
+
+
+def _evacuate_schema(version):
+    if version.matches(microversion.V2_68):
+        return schemas.EVACUATE_V268
+    if version.matches(microversion.V2_29):
+        return schemas.EVACUATE_V229
+    if version.matches(microversion.V2_14):
+        return schemas.EVACUATE_V214
+    return schemas.EVACUATE
+
+
 def _lock_schema(version):
     return (schemas.LOCK_V273 if version.matches(microversion.V2_73)
             else schemas.ANYTHING)
@@ -81,6 +126,7 @@ _ACTIONS = {
     'os-resetState': (schemas.RESET_STATE, _reset_state),
     'os-stop': (schemas.ANYTHING, _stop),
     'os-start': (schemas.ANYTHING, _start),
+    'evacuate': (_evacuate_schema, _evacuate),
 }
 
 

@@ -5,6 +5,8 @@ these check its value. ``os-stop``, ``os-start``, ``unlock`` and, before
 2.73, ``lock`` take anything (null by convention), as in Nova.
 """
 
+from nova_forcedown.api import validation
+
 ANYTHING = {
     'type': 'object',
     'additionalProperties': True,
@@ -42,3 +44,30 @@ RESET_STATE = {
     'required': ['os-resetState'],
     'additionalProperties': False,
 }
+
+
+def _evacuate(required=(), **properties):
+    return {
+        'type': 'object',
+        'properties': {
+            'evacuate': {
+                'type': 'object',
+                'properties': dict({'host': validation.fqdn,
+                                    'adminPass': {'type': 'string'}},
+                                   **properties),
+                'required': list(required),
+                'additionalProperties': False,
+            },
+        },
+        'required': ['evacuate'],
+        'additionalProperties': False,
+    }
+
+
+# evacuate, by window: onSharedStorage required until 2.13, force from
+# 2.29 to 2.67; host and adminPass throughout.
+EVACUATE = _evacuate(('onSharedStorage',),
+                     onSharedStorage=validation.boolean)
+EVACUATE_V214 = _evacuate()
+EVACUATE_V229 = _evacuate(force=validation.boolean)
+EVACUATE_V268 = EVACUATE_V214

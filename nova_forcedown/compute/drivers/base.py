@@ -55,3 +55,19 @@ class ComputeDriver(metaclass=abc.ABCMeta):
         """Power the server on; return its power_state (1, running)."""
         raise DriverError('The %s driver hosts no instances; it cannot '
                           'power on %s.' % (self.conf.driver, instance.uuid))
+
+    def rebuild(self, instance, stopped=False):
+        """Build an evacuated server on this host; its power_state.
+
+        Powered off after the build when ``stopped`` (4, shutdown), else
+        running (1).
+        """
+        raise DriverError('The %s driver hosts no instances; it cannot '
+                          'rebuild %s.' % (self.conf.driver, instance.uuid))
+
+    def destroy(self, instance_uuid):
+        """Remove what is left of a server evacuated away from this host.
+
+        Its disks on shared storage are kept. A driver without servers
+        has nothing to remove.
+        """

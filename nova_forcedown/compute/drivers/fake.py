@@ -51,6 +51,8 @@ class FakeDriver(base.ComputeDriver):
         self._flavor = BUILT_IN_FLAVOR
         # Simulated power of the servers a task changed: uuid -> state.
         self.power_states = {}
+        # Servers evacuated away whose remains the agent removed.
+        self.destroyed = []
 
     def use_flavor(self, flavor):
         self._flavor = flavor
@@ -72,6 +74,15 @@ class FakeDriver(base.ComputeDriver):
     def power_on(self, instance):
         self.power_states[instance.uuid] = POWER_STATE_RUNNING
         return POWER_STATE_RUNNING
+
+    def rebuild(self, instance, stopped=False):
+        state = POWER_STATE_SHUTDOWN if stopped else POWER_STATE_RUNNING
+        self.power_states[instance.uuid] = state
+        return state
+
+    def destroy(self, instance_uuid):
+        self.power_states.pop(instance_uuid, None)
+        self.destroyed.append(instance_uuid)
 
     def node_resources(self, host):
         count = self.conf.instances

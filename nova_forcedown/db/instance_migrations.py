@@ -1,0 +1,205 @@
+"""Query functions for migrations (evacuations here) and host claims.
+
+An evacuation is accepted in the transaction of its instance action
+(:func:`nova_forcedown.db.instances.instance_act`): the destination's
+node is claimed there (:func:`claim`) and the migration row inserted
+(:func:`migration_create`). The agents then move it through Nova's
+statuses. Rows are read as named tuples.
+"""
+
+import collections
+
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import models
+from nova_forcedown import exception
+
+context_manager = db_api.context_manager
+
+_MIGRATIONS = models.Migration.__table__
+_INSTANCES = models.Instance.__table__
+_NODES = models.ComputeNode.__table__
+
+MigrationRow = collections.namedtuple('MigrationRow',
+                                      tuple(_MIGRATIONS.columns.keys()))
+
+EVACUATION = 'evacuation'
+# Migration statuses, as Nova names them.
+ACCEPTED = 'accepted'
+PRE_MIGRATING = 'pre-migrating'
+DONE = 'done'
+COMPLETED = 'completed'
+ERROR = 'error'
+FAILED = 'failed'
+
+# Filters matched exactly, by column.
+EXACT_FILTERS = ('instance_uuid', 'source_compute', 'status',
+                 'migration_type', 'user_id', 'project_id')
+
+
+def migration_create(connection, context, values, now):
+    """Insert a migration of ``context``'s request; it as a row."""
+    values = dict(values, uuid=uuidutils.generate_uuid(),
+                  user_id=context.user_id, project_id=context.project_id,
+                  hidden=False, created_at=now, deleted=0)
+    result = connection.execute(_MIGRATIONS.insert().values(**values))
+    values['id'] = result.inserted_primary_key[0]
+    return MigrationRow(**{name: values.get(name)
+                           for name in MigrationRow._fields})
+
+
+def host_usage(connection, host):
+    """(vcpus, memory_mb, disk_gb) the live servers of ``host`` take.
+
+    Read as committed now, not as the transaction's first read saw it:
+    MariaDB and MySQL read from a snapshot under REPEATABLE READ unless a
+    read locks, so there it is a locking (shared) read; PostgreSQL reads
+    what is committed at each statement, and refuses FOR SHARE with SUM.
+    """
+    query = sa.select(
+        sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
+        sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
+        sa.func.coalesce(sa.func.sum(
+            sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
+            sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
+        _INSTANCES.c.host == host, _INSTANCES.c.deleted == 0)
+    if connection.dialect.name == 'mysql':
+        query = query.with_for_update(read=True)
+    row = connection.execute(query).first()
+    return tuple(int(value) for value in row)
+
+
+def lock_node(connection, node_id):
+    """Lock a compute node's row until the transaction ends.
+
+    Claims on one node then follow one another, and each sees the servers
+    the one before it placed. (On SQLite the transaction already holds the
+    database's write lock.)
+    """
+    connection.execute(sa.select(_NODES.c.id).where(
+        _NODES.c.id == node_id).with_for_update()).first()
+
+
+@context_manager.reader.connection
+def migrations_get_all(context, exact=None, host=None, hidden=None,
+                       changes_since=None, changes_before=None, limit=None,
+                       marker=None):
+    """Live migrations matching the filters, newest first.
+
+    ``exact``: {column: value}; ``host`` matches the source or the
+    destination; ``marker`` is a migration uuid (an unknown one is
+    :class:`exception.MigrationMarkerNotFound`).
+    """
+    connection = context.connection
+    criteria = [_MIGRATIONS.c.deleted == 0]
+    for name, value in (exact or {}).items():
+        criteria.append(_MIGRATIONS.c[name] == value)
+    if host is not None:
+        criteria.append(sa.or_(_MIGRATIONS.c.source_compute == host,
+                               _MIGRATIONS.c.dest_compute == host))
+    if hidden is not None:
+        criteria.append(sa.func.coalesce(_MIGRATIONS.c.hidden,
+                                         sa.false()) == hidden)
+    if changes_since is not None:
+        criteria.append(_MIGRATIONS.c.updated_at >= changes_since)
+    if changes_before is not None:
+        criteria.append(_MIGRATIONS.c.updated_at <= changes_before)
+    if marker is not None:
+        row = connection.execute(sa.select(
+            _MIGRATIONS.c.created_at, _MIGRATIONS.c.id).where(
+                _MIGRATIONS.c.uuid == marker)).first()
+        if row is None:
+            raise exception.MigrationMarkerNotFound(marker=marker)
+        criteria.append(sa.or_(
+            _MIGRATIONS.c.created_at < row.created_at,
+            sa.and_(_MIGRATIONS.c.created_at == row.created_at,
+                    _MIGRATIONS.c.id < row.id)))
+    query = (sa.select(_MIGRATIONS).where(*criteria)
+             .order_by(_MIGRATIONS.c.created_at.desc(),
+                       _MIGRATIONS.c.id.desc()))
+    if limit is not None:
+        query = query.limit(limit)
+    return [MigrationRow._make(row) for row in connection.execute(query)]
+
+
+@context_manager.reader.connection
+def migration_get_latest(context, instance_uuid, statuses):
+    """The newest migration of the server in one of ``statuses``, or None."""
+    row = context.connection.execute(sa.select(_MIGRATIONS).where(
+        _MIGRATIONS.c.instance_uuid == instance_uuid,
+        _MIGRATIONS.c.status.in_(statuses),
+        _MIGRATIONS.c.deleted == 0).order_by(
+            _MIGRATIONS.c.id.desc()).limit(1)).first()
+    return None if row is None else MigrationRow._make(row)
+
+
+@context_manager.reader.connection
+def evacuations_from(context, hosts, statuses):
+    """Evacuations away from ``hosts`` in one of ``statuses``."""
+    return [MigrationRow._make(row) for row in context.connection.execute(
+        sa.select(_MIGRATIONS).where(
+            _MIGRATIONS.c.migration_type == 'evacuation',
+            _MIGRATIONS.c.source_compute.in_(list(hosts)),
+            _MIGRATIONS.c.status.in_(statuses),
+            _MIGRATIONS.c.deleted == 0).order_by(_MIGRATIONS.c.id))]
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def migration_set_status(context, migration_id, status):
+    context.connection.execute(_MIGRATIONS.update().where(
+        _MIGRATIONS.c.id == migration_id).values(
+            status=status, updated_at=timeutils.utcnow()))
+
+
+# The columns of a compute node a placement needs.
+NodeCapacity = collections.namedtuple('NodeCapacity', (
+    'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
+
+
+@context_manager.reader.connection
+def node_capacities(context, hosts):
+    """The live compute nodes of ``hosts``, with their capacity."""
+    if not hosts:
+        return []
+    return [NodeCapacity._make(row) for row in context.connection.execute(
+        sa.select(*(_NODES.c[name] for name in NodeCapacity._fields))
+        .where(_NODES.c.host.in_(list(hosts)), _NODES.c.deleted == 0)
+        .order_by(_NODES.c.id))]
+
+
+@context_manager.reader.connection
+def hosts_usage(context, hosts):
+    """{host: (vcpus, memory_mb, disk_gb)} the live servers take, one query."""
+    if not hosts:
+        return {}
+    disk = (sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
+            sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0))
+    rows = context.connection.execute(
+        sa.select(_INSTANCES.c.host,
+                  sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
+                  sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
+                  sa.func.coalesce(sa.func.sum(disk), 0))
+        .where(_INSTANCES.c.host.in_(list(hosts)),
+               _INSTANCES.c.deleted == 0)
+        .group_by(_INSTANCES.c.host))
+    return {host: (int(vcpus), int(memory), int(disk_gb))
+            for host, vcpus, memory, disk_gb in rows}
+
+
+@context_manager.reader.connection
+def evacuated_counts(context, hosts):
+    """{host: servers evacuated away from it}, whatever their status."""
+    if not hosts:
+        return {}
+    rows = context.connection.execute(
+        sa.select(_MIGRATIONS.c.source_compute, sa.func.count())
+        .where(_MIGRATIONS.c.migration_type == 'evacuation',
+               _MIGRATIONS.c.source_compute.in_(list(hosts)),
+               _MIGRATIONS.c.status.not_in(('error', 'failed')),
+               _MIGRATIONS.c.deleted == 0)
+        .group_by(_MIGRATIONS.c.source_compute))
+    return {host: count for host, count in rows}

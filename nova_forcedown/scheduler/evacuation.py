@@ -1,0 +1,108 @@
+"""Evacuate a server from a host that is down, as Nova accepts it.
+
+In one transaction (the server's instance action): the checks of Nova's
+compute API in its order, the choice of a destination and the claim of
+its node, the server's move to it (task_state ``rebuilding``), the
+migration row and the action record. The destination's agent then
+rebuilds the server there (:mod:`nova_forcedown.compute.tasks`) and the
+source's agent, when it comes back, cleans up what was evacuated away.
+
+Nova schedules after its answer; here the destination is chosen before
+it, so a request with no valid host is still answered 200 (as in Nova)
+but its migration is already ``error`` and, unless the host was forced,
+the server in vm_state error, as Nova leaves it once its scheduler fails.
+"""
+
+from oslo_utils import timeutils
+
+from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown import exception
+from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown.scheduler import host_selection
+
+# vm_states an evacuation starts from.
+ALLOWED_VM_STATES = (operations.ACTIVE, operations.STOPPED,
+                     operations.ERROR)
+
+
+def target_vm_state(vm_state, stop_after):
+    """The vm_state an evacuated server ends in.
+
+    Stopped stays stopped; error and active become active, or stopped
+    from 2.95 (``stop_after``).
+    """
+    if vm_state == operations.STOPPED or stop_after:
+        return operations.STOPPED
+    return operations.ACTIVE
+
+
+def evacuate(context, conf, is_up, uuid, host=None, force=False,
+             stop_after=False, project_id=None):
+    """Accept the evacuation of server ``uuid``; its migration row.
+
+    ``host``: the destination asked for, checked by the scheduler unless
+    ``force`` (2.1-2.28, or force at 2.29-2.67). ``is_up``: the
+    servicegroup's liveness of a service record.
+    """
+    if host is not None and not service_obj.ServiceList.get_records(
+            context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
+        raise exception.ComputeHostNotFoundForEvacuation(host=host)
+    migration = []
+
+    def change(server, connection):
+        if host == server.host:
+            raise exception.EvacuationTargetIsSource()
+        operations.check_state(server, 'evacuate', ALLOWED_VM_STATES)
+        _check_source_down(context, is_up, server.host)
+        found = _destination(context, conf, is_up, server, host, force,
+                             connection)
+        values, row = _accepted(context, server, found, host, force,
+                                stop_after, connection)
+        migration.append(row)
+        return values
+
+    operations.act(context, uuid, change, 'evacuate', project_id)
+    return migration[0]
+
+
+def _check_source_down(context, is_up, host):
+    """400 while the server's host's compute service is up."""
+    for service in service_obj.ServiceList.get_records(
+            context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
+        if is_up(service):
+            raise exception.ComputeServiceInUse(host=host)
+
+
+def _destination(context, conf, is_up, server, host, force, connection):
+    """The Candidate the server goes to, its node claimed; None if none."""
+    if host is not None and force:
+        nodes = db_migrations.node_capacities(context, [host])
+        return host_selection.capacity_of(nodes[0]) if nodes else None
+    for candidate in host_selection.candidates(context, conf, is_up, server,
+                                               host=host):
+        if host_selection.claim(connection, candidate, server):
+            return candidate
+    return None
+
+
+def _accepted(context, server, found, host, force, stop_after, connection):
+    """(the server's new values, the migration row) of the acceptance."""
+    now = timeutils.utcnow()
+    migration = {
+        'instance_uuid': server.uuid,
+        'migration_type': db_migrations.EVACUATION,
+        'source_compute': server.host, 'source_node': server.node,
+        'target_vm_state': target_vm_state(server.vm_state, stop_after)}
+    if found is None:
+        migration.update(status=db_migrations.ERROR, dest_compute=host)
+        row = db_migrations.migration_create(connection, context, migration,
+                                             now)
+        if force:
+            return {'task_state': None}, row
+        return {'vm_state': operations.ERROR, 'task_state': None}, row
+    migration.update(status=db_migrations.ACCEPTED, dest_compute=found.host,
+                     dest_node=found.node)
+    row = db_migrations.migration_create(connection, context, migration, now)
+    return {'host': found.host, 'node': found.node,
+            'task_state': operations.REBUILDING}, row

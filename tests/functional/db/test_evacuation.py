@@ -1,0 +1,187 @@
+"""Evacuation on SQLite, PostgreSQL and MariaDB: where servers go, that
+no host is overcommitted, what the destination and the source do.
+
+A source host, forced down, with six servers of 1 GiB; two destinations
+with room for four and for two of them; a third destination is disabled,
+a fourth forced down, a fifth in another zone.
+"""
+
+import threading
+
+from oslo_utils import timeutils
+
+from nova_forcedown.compute.drivers import fake as fake_driver
+from nova_forcedown.compute import agent as compute_agent
+from nova_forcedown.compute import tasks as compute_tasks
+from nova_forcedown.cmd import compute as compute_cmd
+from nova_forcedown import conf as nf_conf
+from nova_forcedown import context as nf_context
+from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_action
+from nova_forcedown.scheduler import evacuation
+from nova_forcedown.servicegroup import api as servicegroup_api
+from tests import fixtures as nf_fixtures
+from tests.unit import test_heartbeat
+
+GIB = 1024
+SERVER_FLAVOR = {'flavorid': 'g1', 'name': 'g1', 'memory_mb': GIB,
+                 'vcpus': 1, 'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
+                 'extra_specs': {}}
+
+
+class _EvacuationBase:
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.is_up = servicegroup_api.API(self.conf).service_is_up
+        now = timeutils.utcnow()
+        for host, memory, fields in (
+                ('src', 8 * GIB, {'forced_down': True}),
+                ('dst-big', 4 * GIB, {}), ('dst-small', 2 * GIB, {}),
+                ('dst-disabled', 64 * GIB, {'disabled': True}),
+                ('dst-down', 64 * GIB, {'forced_down': True}),
+                ('dst-elsewhere', 64 * GIB, {})):
+            service = nf_fixtures.create_service(
+                self.context, host=host, last_seen_up=now, **fields)
+            nf_fixtures.create_compute_node(
+                self.context, service, host + '.node', memory_mb=memory,
+                vcpus=64, local_gb=1000)
+        aggregate = aggregate_obj.Aggregate.create(
+            self.context, 'elsewhere', availability_zone='az2')
+        aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
+                                            'dst-elsewhere')
+        for host in ('dst-big', 'dst-small'):
+            nf_fixtures.create_instance(self.context, host, name='small',
+                                        flavor=dict(SERVER_FLAVOR,
+                                                    memory_mb=0))
+        self.uuids = [nf_fixtures.create_instance(
+            self.context, 'src', name='s%d' % i, flavor=SERVER_FLAVOR,
+            launched_at=now, availability_zone='nova').uuid
+            for i in range(6)]
+        self.admin = nf_context.RequestContext(
+            user_id='operator', project_id='ops', is_admin=True,
+            roles=['admin'])
+
+    def evacuate(self, uuid, **kwargs):
+        return evacuation.evacuate(self.admin, self.conf, self.is_up, uuid,
+                                   **kwargs)
+
+    def hosts_of(self, uuids):
+        return [instance_obj.Instance.get_record(self.context, uuid).host
+                for uuid in uuids]
+
+
+class _EvacuationMixin(_EvacuationBase):
+
+    def test_servers_fill_the_valid_hosts_and_no_more(self):
+        migrations = [self.evacuate(uuid) for uuid in self.uuids]
+
+        placed = self.hosts_of(self.uuids)
+        self.assertEqual(4, placed.count('dst-big'))
+        self.assertEqual(2, placed.count('dst-small'))
+        self.assertEqual({'accepted'}, {m.status for m in migrations})
+
+    def test_a_seventh_server_finds_no_host(self):
+        for uuid in self.uuids:
+            self.evacuate(uuid)
+        extra = nf_fixtures.create_instance(
+            self.context, 'src', flavor=SERVER_FLAVOR,
+            launched_at=timeutils.utcnow(), availability_zone='nova').uuid
+
+        migration = self.evacuate(extra)
+
+        self.assertEqual('error', migration.status)
+        server = instance_obj.Instance.get_record(self.context, extra)
+        self.assertEqual(('src', 'error', None),
+                         (server.host, server.vm_state, server.task_state))
+
+    def test_the_destination_rebuilds_and_the_source_cleans_up(self):
+        self.evacuate(self.uuids[0])
+        driver = fake_driver.FakeDriver(_agent_conf())
+        runner = compute_tasks.TaskRunner(self.context, driver,
+                                          ['dst-big', 'dst-small'],
+                                          self.conf,
+                                          test_heartbeat.FakeClock())
+
+        self.assertEqual(1, runner.run_pending())
+
+        server = instance_obj.Instance.get_record(self.context,
+                                                  self.uuids[0])
+        self.assertEqual(('dst-big', 'active', None, 1),
+                         (server.host, server.vm_state, server.task_state,
+                          server.power_state))
+        [migration] = db_migrations.migrations_get_all(self.context)
+        self.assertEqual('done', migration.status)
+        [action] = instance_action.get_all(self.context, self.uuids[0])
+        self.assertEqual([('compute_rebuild_instance', 'Success')],
+                         [(event.event, event.result) for event in
+                          instance_action.events(self.context, action.id)])
+
+        source = fake_driver.FakeDriver(_agent_conf())
+        agent = compute_agent.Agent(_agent_conf(), source)
+        agent.clean_up_evacuated(['src'])
+
+        self.assertEqual([self.uuids[0]], source.destroyed)
+        [migration] = db_migrations.migrations_get_all(self.context)
+        self.assertEqual('completed', migration.status)
+
+    def test_from_2_95_the_server_ends_stopped(self):
+        self.evacuate(self.uuids[0], stop_after=True)
+        runner = compute_tasks.TaskRunner(
+            self.context, fake_driver.FakeDriver(_agent_conf()),
+            ['dst-big', 'dst-small'], self.conf, test_heartbeat.FakeClock())
+        runner.run_pending()
+        server = instance_obj.Instance.get_record(self.context,
+                                                  self.uuids[0])
+        self.assertEqual(('stopped', 4), (server.vm_state,
+                                          server.power_state))
+
+    def test_a_zone_keeps_its_servers(self):
+        elsewhere = nf_fixtures.create_instance(
+            self.context, 'src', flavor=SERVER_FLAVOR,
+            launched_at=timeutils.utcnow(), availability_zone='az2').uuid
+        self.evacuate(elsewhere)
+        self.assertEqual(['dst-elsewhere'], self.hosts_of([elsewhere]))
+
+
+class _ConcurrentEvacuationsMixin(_EvacuationBase):
+    """On database servers (the test's SQLite is one shared connection)."""
+
+    def test_concurrent_evacuations_never_overcommit(self):
+        barrier = threading.Barrier(len(self.uuids))
+        errors = []
+
+        def evacuate(uuid):
+            barrier.wait()
+            try:
+                self.evacuate(uuid)
+            except Exception as exc:  # noqa: the test reports them
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=evacuate, args=(uuid,))
+                   for uuid in self.uuids]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+
+        self.assertEqual([], errors)
+        placed = self.hosts_of(self.uuids)
+        self.assertEqual((4, 2), (placed.count('dst-big'),
+                                  placed.count('dst-small')))
+
+
+def _agent_conf():
+    return nf_conf.make_conf(['--driver', 'fake', '--hosts', '1'],
+                             default_config_files=[],
+                             default_config_dirs=[],
+                             register_cli=compute_cmd.CLI_OPTS)
+
+
+nf_fixtures.backend_test_cases(_EvacuationMixin, globals())
+nf_fixtures.backend_test_cases(
+    _ConcurrentEvacuationsMixin, globals(),
+    backend_fixtures=nf_fixtures.MIGRATED_FIXTURES[1:])
