@@ -108,10 +108,10 @@ _V1_0_FIELDS = ('id', 'uuid', 'display_name', 'host', 'node', 'vm_state',
                 'power_state', 'task_state', 'created_at', 'updated_at')
 
 
-def _decoded(row, loads=jsonutils.loads):
+def _decoded(row):
     """A row (ORM object or record) with its JSON columns as dicts."""
     values = {name: getattr(row, name) for name in _JSON_FIELDS}
-    decoded = {name: (loads(text) if text else
+    decoded = {name: (jsonutils.loads(text) if text else
                       ({} if name == 'user_metadata' else None))
                for name, text in values.items()}
     if hasattr(row, '_replace'):
@@ -157,22 +157,36 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
             columns=columns)
         if columns is not None:
             return rows
-        loads = _memoized_loads()
-        return [_decoded(row, loads) for row in rows]
+        return _decoded_records(rows)
 
 
-def _memoized_loads():
-    """jsonutils.loads decoding each distinct text once.
+_FLAVOR_AT = db_instances.InstanceRow._fields.index('flavor')
+_METADATA_AT = db_instances.InstanceRow._fields.index('user_metadata')
 
-    Servers built with the same flavor hold the same copy of it: a listing
-    decodes it once, and its records share the dict (records are
-    read-only).
+
+def _decoded_records(rows):
+    """What _decoded makes of each InstanceRow, at a listing's scale.
+
+    Each distinct JSON text is decoded once: servers built with the same
+    flavor hold the same copy of it, and their records share the dict, as
+    records without metadata share one empty dict (records are read-only).
     """
     decoded = {}
-
-    def loads(text):
-        value = decoded.get(text)
-        if value is None:
-            value = decoded[text] = jsonutils.loads(text)
-        return value
-    return loads
+    no_metadata = {}
+    make = db_instances.InstanceRow._make
+    records = []
+    for row in rows:
+        values = list(row)
+        flavor, metadata = values[_FLAVOR_AT], values[_METADATA_AT]
+        if flavor:
+            values[_FLAVOR_AT] = decoded.get(flavor) or decoded.setdefault(
+                flavor, jsonutils.loads(flavor))
+        else:
+            values[_FLAVOR_AT] = None
+        if metadata:
+            values[_METADATA_AT] = decoded.get(metadata) or \
+                decoded.setdefault(metadata, jsonutils.loads(metadata))
+        else:
+            values[_METADATA_AT] = no_metadata
+        records.append(make(values))
+    return records

@@ -75,6 +75,10 @@ class Servers:
         # id(flavor copy) -> (that copy, its view); the copy is kept so
         # that its id is not reused.
         self._flavors = {}
+        # The empty values of every view: each would otherwise be one more
+        # object per server for the garbage collector to scan.
+        self._no_dict = {}
+        self._no_list = []
         self.v2_3 = version.matches(microversion.V2_3)
         self.v2_9 = version.matches(microversion.V2_9)
         self.v2_16 = version.matches(microversion.V2_16)
@@ -112,13 +116,13 @@ class Servers:
             'status': status,
             'tenant_id': server.project_id or '',
             'user_id': server.user_id or '',
-            'metadata': server.user_metadata or {},
+            'metadata': server.user_metadata or self._no_dict,
             'hostId': host_id(server.project_id, server.host),
             'image': self._image(server),
             'flavor': self._flavor(server),
             'created': server_time(server.created_at),
             'updated': server_time(server.updated_at or server.created_at),
-            'addresses': {},
+            'addresses': self._no_dict,
             'accessIPv4': server.access_ip_v4 or '',
             'accessIPv6': server.access_ip_v6 or '',
             'OS-DCF:diskConfig': DISK_CONFIG,
@@ -130,7 +134,7 @@ class Servers:
             'OS-EXT-STS:task_state': server.task_state,
             'OS-EXT-STS:vm_state': server.vm_state,
             'OS-EXT-STS:power_state': server.power_state or 0,
-            'os-extended-volumes:volumes_attached': [],
+            'os-extended-volumes:volumes_attached': self._no_list,
         })
         if status in instance_status.WITH_PROGRESS:
             view['progress'] = server.progress or 0
@@ -167,7 +171,7 @@ class Servers:
         if self.v2_19:
             view['description'] = server.display_description
         if self.v2_26:
-            view['tags'] = []
+            view['tags'] = self._no_list
         if self.v2_63:
             view['trusted_image_certificates'] = None
         if self.v2_73:
@@ -175,7 +179,7 @@ class Servers:
         if self.v2_96:
             view['pinned_availability_zone'] = None
         if self.v2_100:
-            view['scheduler_hints'] = {}
+            view['scheduler_hints'] = self._no_dict
 
     def _host_status(self, server):
         if self.options.host_status is None:
