@@ -13,6 +13,20 @@ from nova_forcedown.objects import instance_status
 from nova_forcedown.servicegroup import host_status as host_status_rules
 
 DISK_CONFIG = 'MANUAL'
+# What a cache holds for a key it has not seen (None is a value).
+_UNSEEN = object()
+
+
+# The OS-EXT-SRV-ATTR attributes of 2.3 no server here has, in the order
+# shown after the hostname.
+_EXTENDED_CONSTANTS = {
+    'OS-EXT-SRV-ATTR:kernel_id': '',
+    'OS-EXT-SRV-ATTR:launch_index': 0,
+    'OS-EXT-SRV-ATTR:ramdisk_id': '',
+    'OS-EXT-SRV-ATTR:reservation_id': '',
+    'OS-EXT-SRV-ATTR:root_device_name': None,
+    'OS-EXT-SRV-ATTR:user_data': None,
+}
 
 
 def server_time(value):
@@ -111,8 +125,10 @@ class Servers:
     def detail(self, server):
         status = instance_status.status(server.vm_state, server.task_state,
                                         deleted=bool(server.deleted))
-        view = self.brief(server)
-        view.update({
+        # One dict literal, brief's keys first: a listing builds thousands.
+        view = {
+            'id': server.uuid, 'name': server.display_name or '',
+            'links': self.links(server),
             'status': status,
             'tenant_id': server.project_id or '',
             'user_id': server.user_id or '',
@@ -135,7 +151,7 @@ class Servers:
             'OS-EXT-STS:vm_state': server.vm_state,
             'OS-EXT-STS:power_state': server.power_state or 0,
             'os-extended-volumes:volumes_attached': self._no_list,
-        })
+        }
         if status in instance_status.WITH_PROGRESS:
             view['progress'] = server.progress or 0
         self._add_extended(server, view)
@@ -149,15 +165,8 @@ class Servers:
             view['OS-EXT-SRV-ATTR:instance_name'] = 'instance-%08x' % (
                 server.id)
             if self.v2_3:
-                view.update({
-                    'OS-EXT-SRV-ATTR:hostname': server.hostname or '',
-                    'OS-EXT-SRV-ATTR:kernel_id': '',
-                    'OS-EXT-SRV-ATTR:launch_index': 0,
-                    'OS-EXT-SRV-ATTR:ramdisk_id': '',
-                    'OS-EXT-SRV-ATTR:reservation_id': '',
-                    'OS-EXT-SRV-ATTR:root_device_name': None,
-                    'OS-EXT-SRV-ATTR:user_data': None,
-                })
+                view['OS-EXT-SRV-ATTR:hostname'] = server.hostname or ''
+                view.update(_EXTENDED_CONSTANTS)
         elif self.v2_90:
             view['OS-EXT-SRV-ATTR:hostname'] = server.hostname or ''
 
@@ -184,12 +193,11 @@ class Servers:
     def _host_status(self, server):
         if self.options.host_status is None:
             return None
-        try:
-            return self._host_statuses[server.host]
-        except KeyError:
-            shown = self._host_statuses[server.host] = \
-                self._host_status_of(server.host)
-            return shown
+        shown = self._host_statuses.get(server.host, _UNSEEN)
+        if shown is _UNSEEN:
+            shown = self._host_statuses[server.host] = self._host_status_of(
+                server.host)
+        return shown
 
     def _host_status_of(self, host):
         shown = host_status_rules.host_status(
@@ -209,12 +217,11 @@ class Servers:
     def _image(self, server):
         if not server.image_ref:
             return ''
-        try:
-            return self._images[server.image_ref]
-        except KeyError:
+        view = self._images.get(server.image_ref)
+        if view is None:
             view = self._images[server.image_ref] = self._image_of(
                 server.image_ref)
-            return view
+        return view
 
     def _image_of(self, image_ref):
         return {'id': image_ref, 'links': [{
