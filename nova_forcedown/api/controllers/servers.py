@@ -14,6 +14,7 @@ from oslo_utils import strutils
 from oslo_utils import timeutils
 import webob.exc
 
+from nova_forcedown.api import cycles
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import servers as schemas
@@ -105,6 +106,11 @@ ROUTES = {
 # ---------------------------------------------------------------- listing
 
 def _list(req, rule, all_tenants_rule, render):
+    with cycles.paused():
+        return _listing(req, rule, all_tenants_rule, render)
+
+
+def _listing(req, rule, all_tenants_rule, render):
     params = validation.query(req, _index_schema(req.version))
     context = req.context
     context.can(rule, {'project_id': context.project_id})
