@@ -7,6 +7,7 @@ one statement (two with a marker); rows are read with SQLAlchemy Core as
 """
 
 import collections
+import functools
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -126,14 +127,25 @@ def _after(marker, sort):
     return sa.or_(*branches)
 
 
+@functools.lru_cache(maxsize=64)
+def _row_type(columns):
+    """The named tuple of rows of ``columns``.
+
+    Brief listings ask for a few sets: the brief columns and sort keys.
+    """
+    return collections.namedtuple('InstanceColumns', columns)
+
+
 @context_manager.reader.connection
 def instance_get_all(context, matching, limit=None, marker=None,
-                     sort=DEFAULT_SORT):
+                     sort=DEFAULT_SORT, columns=None):
     """Servers matching ``matching``, a page of them in ``sort`` order.
 
     ``matching`` is an :class:`InstanceFilters`; ``sort`` is ((key,
     'asc'|'desc'), ...) and ends in a unique key. The page starts after
     the server whose uuid is ``marker`` and holds at most ``limit``.
+    Rows are :class:`InstanceRow`, or with ``columns`` (names) named
+    tuples of those columns only.
 
     An unknown marker is :class:`exception.MarkerNotFound`; the marker is
     looked up among the rows the filters' project scope allows.
@@ -148,10 +160,16 @@ def instance_get_all(context, matching, limit=None, marker=None,
         if row is None:
             raise exception.MarkerNotFound(marker=marker)
         criteria.append(_after(row, sort))
-    query = sa.select(_INSTANCES).where(*criteria).order_by(*_order(sort))
+    if columns is None:
+        selected, row_type = _INSTANCES.columns, InstanceRow
+    else:
+        columns = tuple(dict.fromkeys(columns))
+        selected = [_INSTANCES.c[name] for name in columns]
+        row_type = _row_type(columns)
+    query = sa.select(*selected).where(*criteria).order_by(*_order(sort))
     if limit is not None:
         query = query.limit(limit)
-    return [InstanceRow._make(row) for row in connection.execute(query)]
+    return [row_type._make(row) for row in connection.execute(query)]
 
 
 @context_manager.reader.connection

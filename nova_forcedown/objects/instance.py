@@ -158,11 +158,49 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
 
     @staticmethod
     def get_records(context, matching, limit=None, marker=None,
-                    sort=DEFAULT_SORT):
+                    sort=DEFAULT_SORT, columns=None):
         """Servers as read-only records, JSON columns decoded.
 
         db.instances.InstanceRow records, for listings of thousands: one
-        query (two with a marker), no versioned object per row.
+        query (two with a marker), no versioned object per row. With
+        ``columns`` (names, no JSON column among them), named tuples of
+        those columns only: what a brief listing needs.
         """
-        return [decoded(row) for row in db_instances.instance_get_all(
-            context, matching, limit=limit, marker=marker, sort=sort)]
+        rows = db_instances.instance_get_all(
+            context, matching, limit=limit, marker=marker, sort=sort,
+            columns=columns)
+        if columns is not None:
+            return rows
+        return _decoded_records(rows)
+
+
+_FLAVOR_AT = db_instances.InstanceRow._fields.index('flavor')
+_METADATA_AT = db_instances.InstanceRow._fields.index('user_metadata')
+
+
+def _decoded_records(rows):
+    """What decoded makes of each InstanceRow, at a listing's scale.
+
+    Each distinct JSON text is decoded once: servers built with the same
+    flavor hold the same copy of it, and their records share the dict, as
+    records without metadata share one empty dict (records are read-only).
+    """
+    decoded = {}
+    no_metadata = {}
+    make = db_instances.InstanceRow._make
+    records = []
+    for row in rows:
+        values = list(row)
+        flavor, metadata = values[_FLAVOR_AT], values[_METADATA_AT]
+        if flavor:
+            values[_FLAVOR_AT] = decoded.get(flavor) or decoded.setdefault(
+                flavor, jsonutils.loads(flavor))
+        else:
+            values[_FLAVOR_AT] = None
+        if metadata:
+            values[_METADATA_AT] = decoded.get(metadata) or \
+                decoded.setdefault(metadata, jsonutils.loads(metadata))
+        else:
+            values[_METADATA_AT] = no_metadata
+        records.append(make(values))
+    return records

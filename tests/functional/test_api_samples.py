@@ -125,6 +125,13 @@ REQUESTS = [
      '/servers/detail?all_tenants=1&host=host3', '2.16', None),
     ('servers/servers-detail-v2.1', 'GET', '/servers/detail?host=host4',
      '2.1', None),
+    ('servers/servers-detail-v2.47', 'GET',
+     '/servers/detail?all_tenants=1&host=host1', '2.47', None),
+    ('servers/servers-detail-v2.100', 'GET', '/servers/detail?all_tenants=1',
+     '2.100', None),
+    ('servers/servers-list-sorted-v2.100', 'GET',
+     '/servers?all_tenants=1&sort_key=host&sort_key=display_name'
+     '&sort_dir=asc&sort_dir=desc&limit=4', '2.100', None),
     ('servers/server-show-v2.47', 'GET', '/servers/{WEB1_UUID}', '2.47',
      None),
     ('servers/server-show-v2.100', 'GET', '/servers/{DB2_UUID}', '2.100',

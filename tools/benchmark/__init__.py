@@ -13,12 +13,14 @@ each figure means. ``--help`` lists the options that bound the work.
 The modules, in the order a run uses them:
 
 * ``seeding``: the database of each host count (``Database``) and its rows
-  (``seed``: computes with nodes, some disabled, down or forced down);
+  (``seed``: computes with nodes, some disabled, down or forced down; one
+  server on each host and 100 on ``busy_host``, with their flavors);
 * ``server``: the API under test on a free port, and its memory
   (``RssSampler``); the process it starts is ``counting_api``, the
   product's gunicorn server with ``statements.CountingMiddleware`` around
   the application, so that each response says how many SQL statements
-  its request ran;
+  its request ran. A second one, with a raised ``[api] max_limit``, serves
+  ``listings.UNPAGED_LISTINGS`` (every server in one page);
 * ``clients``: keep-alive HTTP clients (``Client``), a request timed
   (``timed_request``), 8 clients at once (``concurrently``);
 * ``latencies``: timing loops and the figures of a set of latencies;

@@ -50,7 +50,7 @@ def _through_the_api(args, database, engine, uuids, hosts):
         try:
             figures = {
                 'listings': listings.measure(
-                    api.port, engine, seeding.host_name(hosts // 2),
+                    api.port, engine, seeding.busy_host(hosts),
                     args.iterations, args.budget),
                 'force_down': force_down.measure(
                     api.port, uuids, hosts, args.sequential,
@@ -69,7 +69,36 @@ def _through_the_api(args, database, engine, uuids, hosts):
         finally:
             sampler.stop()
         figures['rss'] = sampler.figures()
-        return figures
+    except Exception:
+        if api.process is not None:
+            sys.stderr.write(api.log())
+        raise
+    finally:
+        api.stop()
+    unpaged, figures['rss_unpaged'] = _unpaged_listings(
+        args, database, engine, hosts)
+    figures['listings'].update(unpaged)
+    return figures
+
+
+def _unpaged_listings(args, database, engine, hosts):
+    """(figures, memory) of listings of one page of every server.
+
+    They need a server whose [api] max_limit is raised.
+    """
+    api = server.Server(database, args.workers, args.threads,
+                        max_limit=listings.UNPAGED_MAX_LIMIT, name='unpaged')
+    try:
+        api.start()
+        sampler = server.RssSampler(api)
+        sampler.start()
+        try:
+            figures = listings.measure(
+                api.port, engine, seeding.busy_host(hosts), args.iterations,
+                args.budget, listings=listings.UNPAGED_LISTINGS)
+        finally:
+            sampler.stop()
+        return figures, sampler.figures()
     except Exception:
         if api.process is not None:
             sys.stderr.write(api.log())

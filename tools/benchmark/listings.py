@@ -1,4 +1,4 @@
-"""Listings of services and hypervisors, each beside its floor.
+"""Listings of services, hypervisors and servers, each beside its floor.
 
 The floor of a listing is the least any service could do for it: the same
 rows read with one plain SQL query on a DB-API cursor, turned into dicts
@@ -33,6 +33,29 @@ LISTINGS = [
      'detail_page'),
     ('aggregates 2.41', '/os-aggregates', '2.41', 'aggregates'),
     ('zones detail 2.1', '/os-availability-zone/detail', '2.1', 'zones'),
+    # The busy host's servers, at the first microversion with host_status
+    # and at the latest (up to which `openstack server list` goes).
+    ('servers detail ?host= 2.16',
+     '/servers/detail?all_tenants=1&host=%(host)s', '2.16', 'servers_host'),
+    ('servers detail ?host= 2.100',
+     '/servers/detail?all_tenants=1&host=%(host)s', '2.100',
+     'servers_host'),
+    # Pages of [api] max_limit (1000) servers, as Nova sends them.
+    ('servers 2.100', '/servers?all_tenants=1', '2.100', 'servers_brief'),
+    ('servers detail 2.100', '/servers/detail?all_tenants=1', '2.100',
+     'servers_detail'),
+]
+
+# Listed by a second API server whose [api] max_limit is UNPAGED_MAX_LIMIT,
+# so that one request returns every server, as Nova does for a cloud that
+# raised max_limit: the first server keeps Nova's pages of 1000.
+UNPAGED_MAX_LIMIT = 20000
+UNPAGED_LISTINGS = [
+    ('servers 2.100 limit=10000', '/servers?all_tenants=1&limit=10000',
+     '2.100', 'servers_brief'),
+    ('servers detail 2.100 limit=10000',
+     '/servers/detail?all_tenants=1&limit=10000', '2.100',
+     'servers_detail'),
 ]
 
 # Floors whose rows are not the listing's items, read whole: an aggregate
@@ -48,6 +71,14 @@ _NODE_DETAIL_COLUMNS = _NODE_SUMMARY_COLUMNS + (
     'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used', 'local_gb_used',
     'free_ram_mb', 'free_disk_gb', 'current_workload', 'running_vms',
     'disk_available_least', 'cpu_info', 'stats')
+# What a server's detail view shows, its JSON columns as text.
+_INSTANCE_DETAIL_COLUMNS = (
+    'id', 'uuid', 'display_name', 'host', 'node', 'vm_state', 'power_state',
+    'task_state', 'project_id', 'user_id', 'display_description', 'flavor',
+    'image_ref', 'hostname', 'key_name', 'launched_at', 'terminated_at',
+    'availability_zone', 'locked_by', 'locked_reason', 'progress',
+    'access_ip_v4', 'access_ip_v6', 'config_drive', 'user_metadata',
+    'created_at', 'updated_at', 'deleted')
 
 
 def _with_zone(service):
@@ -61,6 +92,34 @@ def _with_zone(service):
     return service.outerjoin(member, member.c.host == service.c.host) \
         .outerjoin(zone, sa.and_(zone.c.aggregate_id == member.c.aggregate_id,
                                  zone.c.key == 'availability_zone'))
+
+
+def _servers_floors(host):
+    """Live servers, newest first: details, brief, one host's details.
+
+    Details come with their host's compute service status and zone.
+    """
+    instance = models.Instance.__table__
+    service = models.Service.__table__
+    member = models.AggregateHost.__table__
+    zone = models.AggregateMetadata.__table__
+    joined = instance.outerjoin(service, sa.and_(
+        service.c.host == instance.c.host, service.c.deleted == 0,
+        service.c.binary == 'nova-compute')) \
+        .outerjoin(member, member.c.host == instance.c.host) \
+        .outerjoin(zone, sa.and_(zone.c.aggregate_id == member.c.aggregate_id,
+                                 zone.c.key == 'availability_zone'))
+    order = (instance.c.created_at.desc(), instance.c.id.desc())
+    detail = (sa.select(*[instance.c[name]
+                          for name in _INSTANCE_DETAIL_COLUMNS],
+                        service.c.disabled, service.c.forced_down,
+                        service.c.last_seen_up, zone.c.value)
+              .select_from(joined).where(instance.c.deleted == 0)
+              .order_by(*order))
+    brief = (sa.select(instance.c.uuid, instance.c.display_name)
+             .where(instance.c.deleted == 0).order_by(*order))
+    return {'servers_detail': detail, 'servers_brief': brief,
+            'servers_host': detail.where(instance.c.host == host)}
 
 
 def _floor_queries(host):
@@ -102,6 +161,7 @@ def _floor_queries(host):
         'summary': nodes(_NODE_SUMMARY_COLUMNS),
         'detail': nodes(_NODE_DETAIL_COLUMNS),
         'detail_page': nodes(_NODE_DETAIL_COLUMNS),
+        **_servers_floors(host),
     }
 
 
@@ -125,14 +185,14 @@ def measure_floor(engine, query, iterations, budget):
         raw.close()
 
 
-def measure(port, engine, host, iterations, budget):
-    """Each listing of LISTINGS: its rows, SQL statements, times, floor."""
+def measure(port, engine, host, iterations, budget, listings=None):
+    """Each listing (of LISTINGS): rows, SQL statements, times, floor."""
     results = {}
     floors = {}
     queries = _floor_queries(host)
     client = clients.Client(port)
     try:
-        for name, path, version, floor_name in LISTINGS:
+        for name, path, version, floor_name in listings or LISTINGS:
             path = path % {'host': host}
             statements, body = _get(client, path, version)
             rows = _rows(body)

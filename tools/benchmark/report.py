@@ -12,6 +12,8 @@ import sys
 
 import psutil
 
+from tools.benchmark import listings as listings_module
+
 LABEL_WIDTH = 38
 CELL_WIDTH = 34
 
@@ -121,6 +123,10 @@ def heartbeats(write, line, runs):
 def rss(write, line, runs):
     line('API peak RSS MB: sum (largest proc)', ['%.0f (%.0f)' % (
         run['rss']['peak_sum_mb'], run['rss']['peak_process_mb'])
+        for run in runs])
+    line('  server of max_limit=%d' % listings_module.UNPAGED_MAX_LIMIT, [
+        '%.0f (%.0f)' % (run['rss_unpaged']['peak_sum_mb'],
+                         run['rss_unpaged']['peak_process_mb'])
         for run in runs])
 
 

@@ -22,6 +22,19 @@ def host_name(index):
 
 AGGREGATES = 50
 ZONES = 3
+# Servers: one on each host, and SERVERS_ON_BUSY_HOST on busy_host(N).
+SERVERS_ON_BUSY_HOST = 100
+PROJECTS = 100
+# Nova's classic flavors: (flavorid, name, memory_mb, vcpus, root_gb).
+FLAVORS = (('1', 'm1.tiny', 512, 1, 1), ('2', 'm1.small', 2048, 1, 20),
+           ('3', 'm1.medium', 4096, 2, 40), ('4', 'm1.large', 8192, 4, 80),
+           ('5', 'm1.xlarge', 16384, 8, 160))
+EXTRA_SPECS = {'hw:cpu_policy': 'shared', 'hw:mem_page_size': 'small'}
+
+
+def busy_host(hosts):
+    """The host of the per-host listings, and of the busy host's servers."""
+    return host_name(hosts // 2)
 
 
 def seed(engine, hosts, controllers=3):
@@ -30,8 +43,8 @@ def seed(engine, hosts, controllers=3):
     Every 10th host is disabled, every 25th has not reported for an hour
     (down), every 50th is forced down; one in four nodes has an uptime in
     its stats. Each host is in one of 50 aggregates; the first 30 of them
-    are zones (az0, az1, az2). Returns {host: service uuid} of the
-    computes.
+    are zones (az0, az1, az2). Servers: see ``_servers``. Returns {host:
+    service uuid} of the computes.
     """
     now = datetime.datetime.utcnow().replace(microsecond=0)
     stale = now - datetime.timedelta(hours=1)
@@ -80,18 +93,23 @@ def seed(engine, hosts, controllers=3):
                 created_at=now, updated_at=now, deleted_at=None,
                 deleted=0))
     aggregates, metadata, members = _aggregates(hosts, now)
+    flavors, specs, instances = _servers(hosts, now)
     with engine.begin() as connection:
         for table, rows in ((models.Service.__table__, services),
                             (models.ComputeNode.__table__, nodes),
                             (models.Aggregate.__table__, aggregates),
                             (models.AggregateMetadata.__table__, metadata),
-                            (models.AggregateHost.__table__, members)):
+                            (models.AggregateHost.__table__, members),
+                            (models.Flavor.__table__, flavors),
+                            (models.FlavorExtraSpec.__table__, specs),
+                            (models.Instance.__table__, instances)):
             for start in range(0, len(rows), 2000):
                 connection.execute(table.insert(), rows[start:start + 2000])
     if engine.dialect.name == 'postgresql':
         with engine.begin() as connection:
             for table in ('services', 'compute_nodes', 'aggregates',
-                          'aggregate_metadata', 'aggregate_hosts'):
+                          'aggregate_metadata', 'aggregate_hosts', 'flavors',
+                          'flavor_extra_specs', 'instances'):
                 connection.exec_driver_sql(
                     "SELECT setval(pg_get_serial_sequence('%s', 'id'), "
                     "(SELECT max(id) FROM %s))" % (table, table))
@@ -111,6 +129,54 @@ def _aggregates(hosts, now):
                     host=host_name(index), created_at=now)
                for index in range(1, hosts + 1)]
     return aggregates, metadata, members
+
+
+def _servers(hosts, now):
+    """Rows of the flavors, their extra specs and the servers.
+
+    One server on each host, SERVERS_ON_BUSY_HOST on ``busy_host``, of
+    PROJECTS projects, each with the copy of its flavor (extra specs
+    included) an instance keeps; every 10th is stopped, every 3rd has
+    metadata. Created one second apart, so that the newest come first.
+    """
+    flavors, specs, copies = [], [], []
+    for number, (flavorid, name, memory_mb, vcpus, root_gb) in enumerate(
+            FLAVORS, 1):
+        flavors.append(dict(
+            id=number, flavorid=flavorid, name=name, memory_mb=memory_mb,
+            vcpus=vcpus, root_gb=root_gb, ephemeral_gb=0, swap=0,
+            rxtx_factor=1.0, disabled=False, is_public=True,
+            created_at=now))
+        specs.extend(dict(flavor_id=number, key=key, value=value,
+                          created_at=now)
+                     for key, value in EXTRA_SPECS.items())
+        copies.append(json.dumps(dict(
+            flavorid=flavorid, name=name, memory_mb=memory_mb, vcpus=vcpus,
+            root_gb=root_gb, ephemeral_gb=0, swap=0,
+            extra_specs=EXTRA_SPECS)))
+    placed = [host_name(index) for index in range(1, hosts + 1)]
+    placed += [busy_host(hosts)] * (SERVERS_ON_BUSY_HOST - 1)
+    instances = []
+    for index, host in enumerate(placed, 1):
+        project = 'project-%03d' % (index % PROJECTS)
+        created = now - datetime.timedelta(seconds=len(placed) - index)
+        stopped = index % 10 == 0
+        instances.append(dict(
+            id=index, uuid=str(uuid.uuid4()),
+            display_name='server-%05d' % index, host=host,
+            node=host + '.example.org',
+            vm_state='stopped' if stopped else 'active',
+            power_state=4 if stopped else 1, task_state=None,
+            project_id=project, user_id='user-of-' + project,
+            instance_type_id=index % len(FLAVORS) + 1,
+            flavor=copies[index % len(FLAVORS)],
+            image_ref='70a599e0-31e7-49b7-b260-868f441e862b',
+            hostname='server-%05d' % index, key_name='key-' + project,
+            launched_at=created, availability_zone=None,
+            user_metadata=json.dumps({'role': 'web', 'index': str(index)})
+            if index % 3 == 0 else None,
+            created_at=created, updated_at=None, deleted=0))
+    return flavors, specs, instances
 
 
 class Database:

@@ -31,21 +31,25 @@ def free_port():
 class Server:
     """The API server, counting SQL statements, on a loopback port."""
 
-    def __init__(self, database, workers, threads):
+    def __init__(self, database, workers, threads, max_limit=None,
+                 name='api'):
+        """``max_limit``: the [api] option (default: the product's)."""
         self.port = free_port()
-        self.config = os.path.join(database.directory, 'nova_forcedown.conf')
+        self.config = os.path.join(database.directory, name + '.conf')
         # SQLite files use a NullPool, which takes no pool timeout.
         pool = ('pool_timeout =\n' if database.backend == 'sqlite' else '')
         with open(self.config, 'w') as config:
             config.write(
                 '[DEFAULT]\nstate_path = %s\n'
-                '[api]\nauth_strategy = noauth2\n'
+                '[api]\nauth_strategy = noauth2\n%s'
                 '[database]\nconnection = %s\n%s'
                 '[wsgi]\nhost = 127.0.0.1\nport = %d\nworkers = %d\n'
                 'threads = %d\n'
-                % (database.directory, database.url_text.replace('%', '%%'),
+                % (database.directory,
+                   '' if max_limit is None else 'max_limit = %d\n' % max_limit,
+                   database.url_text.replace('%', '%%'),
                    pool, self.port, workers, threads))
-        self.log_path = os.path.join(database.directory, 'api.log')
+        self.log_path = os.path.join(database.directory, name + '.log')
         self.process = None
 
     def start(self):
