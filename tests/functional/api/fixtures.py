@@ -487,3 +487,27 @@ class InstanceActionsFixture(fixture.GabbiFixture):
 
     def stop_fixture(self):
         pass
+
+
+class MigrationsFixture(fixture.GabbiFixture):
+    """An evacuation of ServersFixture's db-1 from host3 to host1, done.
+
+    Recorded at 05:00 by the admin, as an accepted evacuation and its
+    destination's rebuild leave it (the source has not come back).
+    """
+
+    def start_fixture(self):
+        started = datetime.datetime(2026, 1, 2, 5, 0, 0)
+        with ServersFixture.engine().begin() as connection:
+            connection.execute(models.Migration.__table__.insert().values(
+                uuid='2b8a1ee4-6c7d-4b33-9e2c-3a1f4d5e6f70',
+                instance_uuid=os.environ['DB1_UUID'],
+                migration_type='evacuation', status='done',
+                source_compute='host3', source_node='host_3.example.org',
+                dest_compute='host1', dest_node='host1.example.org',
+                user_id='admin', project_id=ADMIN_PROJECT, hidden=False,
+                target_vm_state='active', created_at=started,
+                updated_at=started, deleted=0))
+
+    def stop_fixture(self):
+        pass

@@ -17,6 +17,7 @@ from tests.functional.api import fixtures
 
 try:
     from tempest.lib.common import rest_client
+    from tempest.lib.services.compute import migrations_client
     from tempest.lib.services.compute import servers_client
 except ImportError:  # tempest is a test requirement; see the lead's note
     rest_client = None
@@ -40,6 +41,7 @@ class TempestSchemasTest(base.BaseTestCase):
         fixtures.seeded_database(self)
         fixtures.ServersFixture().start_fixture()
         fixtures.InstanceActionsFixture().start_fixture()
+        fixtures.MigrationsFixture().start_fixture()
         self.app = deploy.load_app(self.conf)
 
     def _get(self, path, version, token):
@@ -94,3 +96,10 @@ class TempestSchemasTest(base.BaseTestCase):
                 for request_id in ('req-web2-stop', 'req-web2-start'):
                     self._check(schemas.show_instance_action,
                                 actions + '/' + request_id, version, token)
+
+    def test_migrations_at_every_window(self):
+        for info in migrations_client.MigrationsClient.schema_versions_info:
+            version = info['min'] or '2.1'
+            body = self._check(info['schema'].list_migrations,
+                               '/os-migrations', version, ADMIN)
+            self.assertEqual(1, len(body['migrations']))
