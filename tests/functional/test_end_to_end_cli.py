@@ -174,3 +174,55 @@ class TestServerActionsWithTheCli(CliTestCase):
         self.assertEqual(['ERROR'], [
             other['Status'] for other in self.servers_of(FAILED_HOST)
             if other['ID'] == listed['ID']])
+
+
+class TestEvacuationWithTheCli(CliTestCase):
+    """``openstack server evacuate`` and ``nova host-evacuate``.
+
+    Once the host is forced down, as an operator recovers a fenced host.
+    """
+
+    def nova_cli(self, *args):
+        """What ``nova ARGS`` prints, with the admin's openrc."""
+        environment = {name: value for name, value in os.environ.items()
+                       if not name.startswith('OS_')}
+        environment.update(self.keystone.admin_environment())
+        result = subprocess.run(
+            [processes.script('nova'), *args], capture_output=True,
+            text=True, timeout=120, stdin=subprocess.DEVNULL,
+            env=environment)
+        self.assertEqual(0, result.returncode, 'nova %s:\n%s%s' % (
+            ' '.join(args), result.stdout, result.stderr))
+        return result.stdout
+
+    def test_evacuate_one_server_then_the_rest_of_the_host(self):
+        servers = self.servers_of(FAILED_HOST)
+        refused = subprocess.run(
+            [processes.script('openstack'), 'server', 'evacuate',
+             servers[0]['ID']], capture_output=True, text=True,
+            env=dict({name: value for name, value in os.environ.items()
+                      if not name.startswith('OS_')},
+                     **self.keystone.admin_environment()))
+        self.assertNotEqual(0, refused.returncode)
+        self.assertIn('Compute service of %s is still in use' % FAILED_HOST,
+                      refused.stderr)
+
+        self.openstack('compute', 'service', 'set', '--down', FAILED_HOST,
+                       'nova-compute')
+        self.openstack('server', 'evacuate', servers[0]['ID'])
+        self.assertTrue(processes.wait_until(lambda: self.server(
+            servers[0]['ID'])['OS-EXT-SRV-ATTR:host'] == 'e2e-2'))
+        self.nova_cli('host-evacuate', FAILED_HOST)
+
+        self.assertTrue(processes.wait_until(
+            lambda: self.servers_of(FAILED_HOST) == []))
+        self.assertEqual(6, len(self.servers_of('e2e-2')))
+        # Both clients ask for 2.95 or later: an evacuated server ends
+        # stopped there.
+        evacuated = {server['ID'] for server in servers}
+        self.assertTrue(processes.wait_until(lambda: {
+            server['Status'] for server in self.servers_of('e2e-2')
+            if server['ID'] in evacuated} == {'SHUTOFF'}))
+        migrations = self.openstack_json('server', 'migration', 'list',
+                                         '--type', 'evacuation')
+        self.assertEqual(3, len(migrations))
