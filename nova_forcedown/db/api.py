@@ -54,6 +54,10 @@ def is_outage(exc):
             inner is not exc and isinstance(inner, OUTAGES))
 
 
+# Changes no row (its WHERE is false) but takes SQLite's write lock.
+_TAKE_WRITE_LOCK = sa.text('UPDATE services SET id = id WHERE 0 = 1')
+
+
 def write_first(connection):
     """On SQLite, make the transaction a writer before it reads.
 
@@ -65,9 +69,7 @@ def write_first(connection):
     need nothing: their writes wait for row locks.
     """
     if connection.dialect.name == 'sqlite':
-        services = models.Service.__table__
-        connection.execute(services.update().where(sa.false()).values(
-            id=services.c.id))
+        connection.execute(_TAKE_WRITE_LOCK)
 
 
 def write_transaction(function):
