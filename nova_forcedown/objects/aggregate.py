@@ -291,6 +291,13 @@ class AggregateList(base.ObjectListBase, base.NovaForcedownObject):
             cls, Aggregate, context,
             db_aggregates.aggregate_get_by_host(context, host))
 
+    @classmethod
+    def get_by_zone(cls, context, zone):
+        """The aggregates whose metadata makes them the zone ``zone``."""
+        return base.list_from_db(
+            cls, Aggregate, context,
+            db_aggregates.aggregate_get_by_zone(context, zone))
+
     @staticmethod
     def zones_by_host(context, hosts=None):
         """{host: its zone text} for hosts in a zone, in one statement.

@@ -17,6 +17,7 @@ from oslo_utils import timeutils
 
 from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown import exception
+from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.scheduler import host_selection
@@ -44,19 +45,28 @@ def evacuate(context, conf, is_up, uuid, host=None, force=False,
     ``host``: the destination asked for, checked by the scheduler unless
     ``force`` (2.1-2.28, or force at 2.29-2.67). ``is_up``: the
     servicegroup's liveness of a service record.
+
+    What takes long is read before the transaction: the liveness of the
+    server's host and the candidates, most free memory first. In it, the
+    checks see the server as it is, and each candidate's claim its usage
+    as it is, so the write lock (all of SQLite's) is held briefly.
     """
     if host is not None and not service_obj.ServiceList.get_records(
             context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
         raise exception.ComputeHostNotFoundForEvacuation(host=host)
+    seen = instance_obj.Instance.get_record(context, uuid,
+                                            project_id=project_id)
+    source_up = _is_in_use(context, is_up, seen.host)
+    choices = _choices(context, conf, is_up, seen, host, force)
     migration = []
 
     def change(server, connection):
         if host == server.host:
             raise exception.EvacuationTargetIsSource()
         operations.check_state(server, 'evacuate', ALLOWED_VM_STATES)
-        _check_source_down(context, is_up, server.host)
-        found = _destination(context, conf, is_up, server, host, force,
-                             connection)
+        if source_up or server.host != seen.host:
+            raise exception.ComputeServiceInUse(host=server.host)
+        found = _claimed(choices, server, force, connection)
         values, row = _accepted(context, server, found, host, force,
                                 stop_after, connection)
         migration.append(row)
@@ -66,21 +76,27 @@ def evacuate(context, conf, is_up, uuid, host=None, force=False,
     return migration[0]
 
 
-def _check_source_down(context, is_up, host):
-    """400 while the server's host's compute service is up."""
-    for service in service_obj.ServiceList.get_records(
-            context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
-        if is_up(service):
-            raise exception.ComputeServiceInUse(host=host)
+def _is_in_use(context, is_up, host):
+    """Whether the compute service of ``host`` is up."""
+    return any(is_up(service) for service in
+               service_obj.ServiceList.get_records(
+                   context, binary=service_obj.COMPUTE_BINARY, hosts=[host]))
 
 
-def _destination(context, conf, is_up, server, host, force, connection):
-    """The Candidate the server goes to, its node claimed; None if none."""
+def _choices(context, conf, is_up, server, host, force):
+    """The Candidates to try, in order (a forced host: that one)."""
     if host is not None and force:
         nodes = db_migrations.node_capacities(context, [host])
-        return host_selection.capacity_of(nodes[0]) if nodes else None
-    for candidate in host_selection.candidates(context, conf, is_up, server,
-                                               host=host):
+        return [host_selection.capacity_of(node) for node in nodes[:1]]
+    return host_selection.candidates(context, conf, is_up, server,
+                                     host=host)
+
+
+def _claimed(choices, server, force, connection):
+    """The first choice the server fits on, its node claimed; or None."""
+    if force:
+        return choices[0] if choices else None
+    for candidate in choices:
         if host_selection.claim(connection, candidate, server):
             return candidate
     return None

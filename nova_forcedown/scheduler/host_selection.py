@@ -13,6 +13,7 @@ with the node's row locked, so two evacuations never overcommit a host.
 import collections
 
 from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import zones as zones_mod
 
@@ -32,9 +33,12 @@ def candidates(context, conf, is_up, server, host=None):
     ``host``, when given, is the only one considered. ``is_up`` is the
     servicegroup's liveness of a service record.
     """
+    if host is None:
+        host_list = _zone_hosts(context, conf, server.availability_zone)
+    else:
+        host_list = [host]
     services = service_obj.ServiceList.get_records(
-        context, binary=service_obj.COMPUTE_BINARY,
-        hosts=[host] if host else None)
+        context, binary=service_obj.COMPUTE_BINARY, hosts=host_list)
     usable = [service for service in services
               if service.host != server.host and not service.disabled and
               not service.forced_down and is_up(service)]
@@ -53,6 +57,18 @@ def candidates(context, conf, is_up, server, host=None):
     found.sort(key=lambda candidate: -_free_memory(
         candidate, usage.get(candidate.host, (0, 0, 0))))
     return found
+
+
+def _zone_hosts(context, conf, zone):
+    """The hosts of ``zone``'s aggregates; None: any host may be in it.
+
+    The default zone has no aggregate: its hosts are those in none.
+    """
+    if not zone or zone == conf.default_availability_zone:
+        return None
+    return sorted({member for aggregate in
+                   aggregate_obj.AggregateList.get_by_zone(context, zone)
+                   for member in aggregate.hosts})
 
 
 def capacity_of(node):

@@ -12,69 +12,19 @@ client's polling).
 """
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import sqlalchemy as sa
 
 from nova_forcedown.db import models
+from tools.benchmark import agents
 from tools.benchmark import clients
 from tools.benchmark import latencies
-from tools.benchmark import server as bench_server
 
 HOST_PREFIX = 'action-'
 # Seconds between two polls of a server, and before one counts as lost.
 POLL_SECONDS = 0.05
 TIMEOUT_SECONDS = 10
-
-
-class Agent:
-    """The compute agent of the action hosts, on the API's database."""
-
-    def __init__(self, api, hosts):
-        self.hosts = hosts
-        self.log_path = os.path.join(os.path.dirname(api.config),
-                                     'agent.log')
-        self.command = [
-            sys.executable, '-m', 'nova_forcedown.cmd.compute',
-            '--config-file', api.config, '--driver', 'fake', '--hosts',
-            str(hosts), '--instances', '1', '--host-prefix', HOST_PREFIX]
-        self.process = None
-
-    def start(self, engine):
-        """Start it; the uuids of its servers once it registered them."""
-        self._log = open(self.log_path, 'wb')
-        self.process = subprocess.Popen(
-            self.command, cwd=bench_server.CHECKOUT, stdout=self._log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError('the agent exited:\n' + self.log())
-            uuids = _server_uuids(engine)
-            if len(uuids) == self.hosts:
-                return uuids
-            time.sleep(0.5)
-        raise RuntimeError('the agent registered no servers:\n' + self.log())
-
-    def log(self):
-        with open(self.log_path, 'rb') as log:
-            return log.read().decode('utf-8', 'replace')
-
-    def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(30)
-        self._log.close()
-
-
-def _server_uuids(engine):
-    with engine.connect() as connection:
-        return [row.uuid for row in connection.execute(sa.text(
-            "SELECT uuid FROM instances WHERE host LIKE :prefix "
-            "ORDER BY id"), {'prefix': HOST_PREFIX + '%'})]
 
 
 def _carried_out(client, uuid, action, status, times, failures):
@@ -128,7 +78,7 @@ def _recorded_to_done(engine, uuids):
 
 def measure(api, engine, hosts, sequential, concurrent_each):
     """Latencies of stop and start, one at a time and from 8 clients."""
-    agent = Agent(api, hosts)
+    agent = agents.Agent(api, HOST_PREFIX, hosts, 1)
     try:
         uuids = agent.start(engine)
         alone = uuids[:sequential]

@@ -13,6 +13,7 @@ from nova_forcedown.db import migration
 from nova_forcedown import objects
 import tools.benchmark
 from tools.benchmark import actions
+from tools.benchmark import evacuations
 from tools.benchmark import force_down
 from tools.benchmark import heartbeats
 from tools.benchmark import listings
@@ -57,11 +58,20 @@ def _through_the_api(args, database, engine, uuids, hosts):
                     args.concurrent, args.sustain),
                 'slow_clients': None,
                 'actions': None,
+                'evacuations': None,
             }
             if args.action_hosts and hosts == args.hosts[0]:
                 figures['actions'] = actions.measure(
                     api, engine, args.action_hosts, args.action_sequential,
                     args.action_concurrent)
+            if args.evacuate_instances and hosts == args.hosts[0]:
+                figures['evacuations'] = {
+                    '%d host(s) of %d servers' % (failed,
+                                                  args.evacuate_instances):
+                    evacuations.measure(
+                        api, engine, 'h%d' % failed, failed,
+                        args.evacuate_instances, args.evacuate_destinations)
+                    for failed in (1, args.evacuate_hosts)}
             if args.slow_clients and hosts == args.hosts[0]:
                 figures['slow_clients'] = slow_clients.measure(
                     api.port, uuids, hosts, args.slow_clients,
@@ -162,6 +172,16 @@ def parse_args(argv):
     parser.add_argument('--action-concurrent', type=int, default=10,
                         help='servers per client with 8 clients (default '
                              '10)')
+    parser.add_argument('--evacuate-instances', type=int, default=100,
+                        help='servers per failed host evacuated by 8 '
+                             'clients, at the first host count (default '
+                             '100; 0 skips this run)')
+    parser.add_argument('--evacuate-hosts', type=int, default=10,
+                        help='hosts failed at once in the second '
+                             'evacuation run (default 10)')
+    parser.add_argument('--evacuate-destinations', type=int, default=30,
+                        help='hosts evacuated servers may go to (default '
+                             '30: room for 10 hosts of 100 fake servers)')
     parser.add_argument('--heartbeat-processes', type=int, default=2,
                         help='agent processes sending heartbeats (default 2)')
     parser.add_argument('--heartbeat-threads', type=int, default=4,

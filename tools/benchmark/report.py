@@ -110,6 +110,22 @@ def actions(write, line, runs):
             short(item['median_ms']), short(item['p99_ms'])))
 
 
+def evacuations(write, line, runs):
+    """Only the first host count has this run."""
+    figures = runs[0].get('evacuations')
+    if not figures:
+        return
+    write('evacuation, 8 clients, one request per server at 2.53:\n')
+    for name, item in figures.items():
+        write('  %s: all accepted in %.2f s (median/p99 %s/%s ms, %d '
+              'failures), all active on a destination in %s s; lost %d, '
+              'hosts overcommitted %d\n' % (
+                  name, item['accepted_s'], short(item['median_ms']),
+                  short(item['p99_ms']), item['failures'],
+                  item['active_on_destination_s'], item['lost'],
+                  item['overcommitted_hosts']))
+
+
 def heartbeats(write, line, runs):
     line('heartbeats report_state/s (fail)', ['%s (%d)' % (
         run['heartbeats']['per_second'], run['heartbeats']['failures'])
@@ -131,4 +147,5 @@ def rss(write, line, runs):
 
 
 # In the order they are printed.
-SECTIONS = (listings, force_down, slow_clients, actions, heartbeats, rss)
+SECTIONS = (listings, force_down, slow_clients, actions, evacuations,
+            heartbeats, rss)
