@@ -145,6 +145,12 @@ class SmallBodyLimitFixture(APIFixture):
     OVERRIDES = {'wsgi.max_request_body_size': 1024}
 
 
+class FencingFixture(APIFixture):
+    """[fencing] max_forced_down_fraction = 0.5: the fence-storm guard on."""
+
+    OVERRIDES = {'fencing.max_forced_down_fraction': 0.5}
+
+
 class SmallPageFixture(APIFixture):
     """[api] max_limit = 2, to show that it caps the page size."""
 
