@@ -134,7 +134,8 @@ def _service_history(conf):
     entries = service_history.get_for_host(context, host,
                                            limit=conf.command.limit)
     if not entries and not service_obj.Service.host_exists(context, host):
-        raise exception.HostNotFound(host=host)
+        raise exception.HostBinaryNotFound(
+            host=host, binary=service_obj.COMPUTE_BINARY)
     print(_table(HISTORY_COLUMNS, [
         (entry.id, objects_base.timestamp(entry.created_at), entry.event,
          _changes_text(service_history.changes(entry)), entry.user_id or '-',
@@ -143,7 +144,7 @@ def _service_history(conf):
 
 
 def _changes_text(changes):
-    return '\n'.join('%s: %s -> %s' % change for change in changes)
+    return '; '.join('%s: %s -> %s' % change for change in changes)
 
 
 def _add_service_parsers(subparsers):
