@@ -451,6 +451,26 @@ class FlavorsFixture(fixture.GabbiFixture):
         pass
 
 
+class ServiceHistoryFixture(fixture.GabbiFixture):
+    """host1 forced down by a fault monitor, then disabled.
+
+    Through the code the API runs; needs ComputeHostsFixture first.
+    """
+
+    def start_fixture(self):
+        monitor = context.RequestContext(
+            user_id='masakari', project_id=ADMIN_PROJECT, is_admin=True,
+            roles=['admin'], overwrite=False)
+        for changes in ({'forced_down': True},
+                        {'disabled': True,
+                         'disabled_reason': 'fenced by masakari'}):
+            service_obj.Service.update_compute(monitor, changes,
+                                               host='host1')
+
+    def stop_fixture(self):
+        pass
+
+
 class InstanceActionsFixture(fixture.GabbiFixture):
     """Recorded actions of ServersFixture's web-2, with their events.
 
