@@ -61,7 +61,7 @@ def service_update_compute(context, values, uuid=None, host=None,
         old = _lock(connection, *target)
     if old is None:
         return None
-    now = timeutils.utcnow()
+    now = _stored_now(connection)
     connection.execute(sa.update(_SERVICES).where(_SERVICES.c.id == old.id)
                        .values(updated_at=now, **values))
     service_history.history_record(
@@ -70,6 +70,17 @@ def service_update_compute(context, values, uuid=None, host=None,
          for field in _AUDITED_FIELDS if field in values],
         service_uuid=old.uuid, now=now)
     return old._replace(updated_at=now, **values)
+
+
+def _stored_now(connection):
+    """Now, as the database stores it: the row returned is the row read.
+
+    MariaDB's DATETIME columns keep whole seconds.
+    """
+    now = timeutils.utcnow()
+    if connection.dialect.name == 'mysql':
+        now = now.replace(microsecond=0)
+    return now
 
 
 def event_of(values):
