@@ -130,6 +130,12 @@ class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 
 
+class ForcedDownLimitExceeded(Conflict):
+    msg_fmt = ('Forcing %(host)s down would put %(forced)d of %(total)d '
+               'compute hosts of zone %(zone)s forced down, more than '
+               '[fencing] max_forced_down_fraction %(fraction)s allows.')
+
+
 class ServiceExists(Conflict):
     msg_fmt = 'Service with host %(host)s binary %(binary)s exists.'
 

@@ -22,6 +22,7 @@ from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.objects import service as service_obj
+from nova_forcedown.objects import service_history
 from nova_forcedown.servicegroup import api as servicegroup_api
 from nova_forcedown.servicegroup import status as service_status
 from nova_forcedown.servicegroup import zones
@@ -83,18 +84,23 @@ def _table(headers, rows):
     return table.get_string()
 
 
-def _compute_service(conf):
-    """The nova-compute service of the command's HOST."""
+def _update_compute(conf, changes):
+    """Write ``changes`` to the nova-compute service of the command's HOST.
+
+    As the API does: guarded, and recorded in the service's history.
+    """
     migration.check_migrated()
-    return service_obj.Service.get_by_host_and_binary(
-        nf_context.get_admin_context(), conf.command.service_host,
-        service_obj.COMPUTE_BINARY)
+    host = conf.command.service_host
+    try:
+        return service_obj.Service.update_compute(
+            nf_context.get_admin_context(), changes, host=host, conf=conf)
+    except exception.HostNotFound:
+        raise exception.HostBinaryNotFound(
+            host=host, binary=service_obj.COMPUTE_BINARY)
 
 
 def _service_force_down(conf):
-    service = _compute_service(conf)
-    service.forced_down = not conf.command.unset
-    service.save()
+    service = _update_compute(conf, {'forced_down': not conf.command.unset})
     if service.forced_down:
         print('Service nova-compute on %s is forced down: it reports down '
               'until "service force-down %s --unset".'
@@ -105,19 +111,40 @@ def _service_force_down(conf):
 
 
 def _service_disable(conf):
-    service = _compute_service(conf)
-    service.disabled = True
-    service.disabled_reason = conf.command.reason
-    service.save()
+    service = _update_compute(conf, {'disabled': True,
+                                     'disabled_reason': conf.command.reason})
     print('Service nova-compute on %s is disabled.' % service.host)
 
 
 def _service_enable(conf):
-    service = _compute_service(conf)
-    service.disabled = False
-    service.disabled_reason = None
-    service.save()
+    service = _update_compute(conf, {'disabled': False,
+                                     'disabled_reason': None})
     print('Service nova-compute on %s is enabled.' % service.host)
+
+
+HISTORY_COLUMNS = ('Id', 'Time', 'Event', 'Changes', 'User', 'Project',
+                   'Request Id')
+
+
+def _service_history(conf):
+    """The history of the nova-compute service of HOST, newest first."""
+    migration.check_migrated()
+    context = nf_context.get_admin_context()
+    host = conf.command.service_host
+    entries = service_history.get_for_host(context, host,
+                                           limit=conf.command.limit)
+    if not entries and not service_obj.Service.host_exists(context, host):
+        raise exception.HostBinaryNotFound(
+            host=host, binary=service_obj.COMPUTE_BINARY)
+    print(_table(HISTORY_COLUMNS, [
+        (entry.id, objects_base.timestamp(entry.created_at), entry.event,
+         _changes_text(service_history.changes(entry)), entry.user_id or '-',
+         entry.project_id or '-', entry.request_id)
+        for entry in entries]))
+
+
+def _changes_text(changes):
+    return '; '.join('%s: %s -> %s' % change for change in changes)
 
 
 def _add_service_parsers(subparsers):
@@ -142,6 +169,14 @@ def _add_service_parsers(subparsers):
         'enable', help='Enable the nova-compute service of HOST.')
     enable.add_argument('service_host', metavar='HOST')
     enable.set_defaults(func=_service_enable)
+    history = commands.add_parser(
+        'history', help='Show who forced the nova-compute service of HOST '
+                        'down or cleared that, disabled or enabled it, '
+                        'when and what changed, newest first.')
+    history.add_argument('service_host', metavar='HOST')
+    history.add_argument('--limit', type=_count(1),
+                         help='Show only the newest LIMIT entries.')
+    history.set_defaults(func=_service_history)
 
 
 AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',

@@ -10,11 +10,12 @@ from oslo_log import log as logging
 from nova_forcedown.conf import api
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
+from nova_forcedown.conf import fencing
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
 from nova_forcedown.conf import wsgi
 
-_GROUP_MODULES = (default, database, api, wsgi, notifications)
+_GROUP_MODULES = (default, database, api, wsgi, notifications, fencing)
 
 PROJECT = 'nova_forcedown'
 

@@ -6,13 +6,15 @@ from oslo_db import options as db_options
 from nova_forcedown.conf import api
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
+from nova_forcedown.conf import fencing
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import wsgi
 
 
 def list_opts():
     groups = {}
-    for module in (default, database, api, wsgi, notifications):
+    for module in (default, database, api, wsgi, notifications,
+                   fencing):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

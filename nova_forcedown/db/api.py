@@ -331,33 +331,6 @@ def service_update(context, service_id, values):
     return values
 
 
-@retry_on_deadlock
-@context_manager.writer.connection
-def service_update_compute(context, values, uuid=None, host=None):
-    """Write ``values`` to the live nova-compute service ``uuid``/on ``host``.
-
-    One UPDATE by the uuid index or the unique (host, binary, deleted)
-    index, with no SELECT before it: what the API's force-down, enable
-    and disable write. Returns the row as now stored, as a
-    :class:`ServiceRow`, or None when there is no such service (the
-    caller finds out why).
-    """
-    values = dict(values, updated_at=timeutils.utcnow())
-    where = (_SERVICES.c.deleted == 0,
-             _SERVICES.c.binary == COMPUTE_BINARY,
-             _SERVICES.c.uuid == uuid if uuid is not None
-             else _SERVICES.c.host == host)
-    update = sa.update(_SERVICES).where(*where).values(**values)
-    connection = context.connection
-    if connection.dialect.update_returning:
-        row = connection.execute(update.returning(*_SERVICES.c)).first()
-    else:
-        # MySQL/MariaDB: read back the row this transaction has just locked.
-        connection.execute(update)
-        row = connection.execute(sa.select(_SERVICES).where(*where)).first()
-    return None if row is None else ServiceRow._make(row)
-
-
 # Ids per heartbeat UPDATE: well under every backend's limit of bound
 # parameters (SQLite's is 32766), and a short lock on each chunk of rows.
 HEARTBEAT_CHUNK = 500

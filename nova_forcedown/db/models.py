@@ -284,3 +284,26 @@ class FlavorProject(ApiTableBase):
     flavor_id = sa.Column(sa.Integer, sa.ForeignKey('flavors.id'),
                           nullable=False)
     project_id = sa.Column(sa.String(255), nullable=False)
+
+
+class ServiceHistory(ApiTableBase):
+    """One admin change of a host's service: who, when, which request, what.
+
+    ``changes`` is a JSON list of ``{"field", "old", "new"}``. Rows are
+    never soft-deleted, and outlive the service: an audit trail.
+    """
+    __tablename__ = 'service_history'
+    __table_args__ = (
+        sa.Index('service_history_host_binary_id_idx', 'host', 'binary',
+                 'id'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    binary = sa.Column(sa.String(255), nullable=False)
+    service_uuid = sa.Column(sa.String(36), nullable=True)
+    event = sa.Column(sa.String(255), nullable=False)
+    changes = sa.Column(sa.Text, nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    request_id = sa.Column(sa.String(255), nullable=True)

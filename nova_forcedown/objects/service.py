@@ -6,6 +6,7 @@ from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import service_admin as db_service_admin
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import aggregate as aggregate_obj
@@ -22,6 +23,14 @@ ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
 # The field that is no column: a compute service's zone comes from the
 # aggregates of its host. It is set for notifications only.
 ZONE_FIELD = 'availability_zone'
+
+
+def fencing_limit(conf):
+    """The fence-storm guard's settings in ``conf``; None: no guard."""
+    if conf is None or conf.fencing.max_forced_down_fraction is None:
+        return None
+    return db_service_admin.FencingLimit(
+        conf.fencing.max_forced_down_fraction, conf.default_availability_zone)
 
 
 @base.ObjectRegistry.register
@@ -124,23 +133,35 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         return service
 
     @classmethod
-    def update_compute(cls, context, changes, uuid=None, host=None):
-        """Write ``changes`` to a compute service in one UPDATE, no read.
+    def update_compute(cls, context, changes, uuid=None, host=None,
+                       conf=None):
+        """Write ``changes`` to a compute service, and record them.
 
-        The live nova-compute service with ``uuid``, or on ``host``. Returns
-        it as now stored. Notifies ``service.update`` as save() does.
+        The live nova-compute service with ``uuid``, or on ``host``: its
+        row is locked, changed, and the change recorded in its history, in
+        one transaction. Returns it as now stored. Notifies
+        ``service.update`` as save() does.
+
+        With ``conf`` whose ``[fencing] max_forced_down_fraction`` is set,
+        a force-down that would put more than that fraction of the zone's
+        compute hosts forced down is ForcedDownLimitExceeded.
 
         Only when the UPDATE finds no service is the database asked why:
         ServiceNotFound or ServiceNotCompute for a ``uuid``; HostNotFound
         for a host without any service, else HostBinaryNotFound.
         """
-        row = db_api.service_update_compute(context, changes, uuid=uuid,
-                                            host=host)
+        row = db_service_admin.service_update_compute(
+            context, changes, uuid=uuid, host=host, limit=fencing_limit(conf))
         if row is None:
             raise cls._why_no_compute(context, uuid, host)
         service = cls._from_db_object(context, cls(), row)
         service._notify_update(changes)
         return service
+
+    @staticmethod
+    def host_exists(context, host):
+        """Whether any live service runs on ``host``."""
+        return db_api.service_host_exists(context, host)
 
     @classmethod
     def _why_no_compute(cls, context, uuid, host):

@@ -8,6 +8,7 @@ BASE = 'os_compute_api:os-services:%s'
 LIST = BASE % 'list'
 UPDATE = BASE % 'update'
 DELETE = BASE % 'delete'
+HISTORY = BASE % 'history'
 
 _DEPRECATED = policy.DeprecatedRule(
     'os_compute_api:os-services', 'rule:admin_api',
@@ -35,6 +36,14 @@ rules = [
         description='Delete a compute service.',
         operations=[{'method': 'DELETE', 'path': '/os-services/{service_id}'}],
         scope_types=['project'], deprecated_rule=_DEPRECATED),
+    policy.DocumentedRuleDefault(
+        name=HISTORY, check_str=base.ADMIN,
+        description='Show the history of a compute service: who forced it '
+                    'down or cleared that, disabled or enabled it, when, '
+                    'and what changed. Not a Nova rule.',
+        operations=[{'method': 'GET',
+                     'path': '/os-services/{service_id}/history'}],
+        scope_types=['project']),
 ]
 
 

@@ -59,6 +59,10 @@ REQUESTS = [
      {'status': 'disabled', 'disabled_reason': 'maintenance'}),
     ('os-services/service-delete-v2.53', 'DELETE',
      '/os-services/{HOST4_SERVICE_UUID}', '2.53', None),
+    ('os-service-history/service-history-list', 'GET',
+     '/os-services/{HOST1_SERVICE_UUID}/history', '2.1', None),
+    ('os-service-history/service-history-list-paged', 'GET',
+     '/os-services/{HOST1_SERVICE_UUID}/history?limit=1', '2.100', None),
     ('os-hypervisors/hypervisors-list-v2.1', 'GET', '/os-hypervisors',
      '2.1', None),
     ('os-hypervisors/hypervisors-detail-v2.1', 'GET',
@@ -205,6 +209,7 @@ EXTRA_FIXTURES = {
     'os-instance-actions': [api_fixtures.ServersFixture,
                             api_fixtures.InstanceActionsFixture],
     'flavors': [api_fixtures.FlavorsFixture],
+    'os-service-history': [api_fixtures.ServiceHistoryFixture],
 }
 
 

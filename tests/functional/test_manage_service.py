@@ -170,3 +170,73 @@ class TestUnmigratedDatabase(base.BaseTestCase):
                              result.stderr)
             self.assertIn('run nova-forcedown-manage db sync',
                           result.stderr)
+
+
+class TestServiceHistory(ServiceCommandTestCase):
+
+    def history(self, host, *args):
+        result = self.manage('service', 'history', host, *args)
+        self.assertEqual(0, result.returncode, result.stderr)
+        return commands.parse_table(result.stdout)
+
+    def test_every_change_is_listed_newest_first(self):
+        self.add_service('compute-a')
+        for args in (('force-down', 'compute-a'),
+                     ('disable', 'compute-a', '--reason', 'fenced'),
+                     ('enable', 'compute-a'),
+                     ('force-down', 'compute-a', '--unset')):
+            self.assertEqual(0, self.manage('service', *args).returncode)
+
+        rows = self.history('compute-a')
+
+        self.assertEqual(['clear-force-down', 'enable', 'disable',
+                          'force-down'], [row['Event'] for row in rows])
+        self.assertEqual(
+            ['forced_down: True -> False',
+             'disabled: True -> False; disabled_reason: fenced -> None',
+             'disabled: False -> True; disabled_reason: None -> fenced',
+             'forced_down: False -> True'],
+            [row['Changes'] for row in rows])
+        for row in rows:
+            self.assertEqual(('-', '-'), (row['User'], row['Project']))
+            self.assertRegex(row['Request Id'], '^req-')
+            self.assertRegex(row['Time'], r'^\d{4}-\d\d-\d\dT')
+
+    def test_limit_keeps_the_newest(self):
+        self.add_service('compute-a')
+        self.manage('service', 'force-down', 'compute-a')
+        self.manage('service', 'disable', 'compute-a')
+        self.assertEqual(['disable'], [
+            row['Event'] for row in self.history('compute-a', '--limit', '1')])
+
+    def test_a_host_without_changes_has_an_empty_table(self):
+        self.add_service('compute-a')
+        self.assertEqual([], self.history('compute-a'))
+
+    def test_unknown_host_is_a_one_line_error(self):
+        result = self.manage('service', 'history', 'nowhere')
+        self.assertEqual(1, result.returncode)
+        self.assertEqual('nova-forcedown-manage: Could not find binary '
+                         'nova-compute on host nowhere.',
+                         result.stderr.strip())
+
+
+class TestFenceStormGuard(ServiceCommandTestCase):
+
+    def test_force_down_over_the_fraction_is_refused(self):
+        for host in ('compute-a', 'compute-b'):
+            self.add_service(host)
+        with open(self.database.config_file, 'a') as config:
+            config.write('\n[fencing]\nmax_forced_down_fraction = 0.5\n')
+        self.assertEqual(
+            0, self.manage('service', 'force-down', 'compute-a').returncode)
+
+        result = self.manage('service', 'force-down', 'compute-b')
+
+        self.assertEqual(1, result.returncode)
+        self.assertEqual(
+            'nova-forcedown-manage: Forcing compute-b down would put 2 of 2 '
+            'compute hosts of zone nova forced down, more than [fencing] '
+            'max_forced_down_fraction 0.5 allows.', result.stderr.strip())
+        self.assertEqual([1, 0], [row['forced_down']
+                                  for row in self.database.services()])

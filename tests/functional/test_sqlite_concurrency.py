@@ -61,9 +61,9 @@ class _SqliteAppTestCase(base.BaseTestCase):
         self.engine = db_api.get_engine()
         self.addCleanup(self.engine.dispose)
         migration.db_sync(self.engine)
-        conf = self.useFixture(nf_fixtures.ConfFixture(
+        self.conf = self.useFixture(nf_fixtures.ConfFixture(
             api__auth_strategy='noauth2')).conf
-        self.app = deploy.load_app(conf)
+        self.app = deploy.load_app(self.conf)
         ctxt = context.get_admin_context()
         self.services = [
             nf_fixtures.create_service(ctxt, host='host%d' % number)
@@ -142,6 +142,56 @@ class TestConcurrentWritersOnSqlite(_SqliteAppTestCase):
         self.assertEqual(
             [False] * WRITERS,
             [service['forced_down'] for service in listed['services']])
+        with self.engine.connect() as connection:
+            recorded = connection.exec_driver_sql(
+                'SELECT count(*) FROM service_history').scalar()
+        self.assertEqual(WRITERS * ROUNDS * 2, recorded)
+
+
+class TestFenceStormGuardOnSqlite(_SqliteAppTestCase):
+    """Eight force-downs at once, in a zone of eight, at a limit of half.
+
+    Each reads the zone's services and counts them before it writes: were
+    two to count before either wrote, both could pass. SQLite's write
+    lock, taken first, makes them take turns.
+    """
+
+    def _force_down(self, service, version):
+        if version == '2.53':
+            return self._request('PUT', '/os-services/%s' % service.uuid,
+                                 version, {'forced_down': True})
+        return self._request('PUT', '/os-services/force-down', version,
+                             {'host': service.host, 'binary': 'nova-compute',
+                              'forced_down': True})
+
+    def test_exactly_half_pass(self):
+        self.conf.set_override('max_forced_down_fraction', 0.5,
+                               group='fencing')
+        barrier = threading.Barrier(WRITERS)
+        statuses = []
+
+        def force_down(number):
+            barrier.wait()
+            statuses.append(self._force_down(
+                self.services[number], '2.53' if number % 2 else '2.11'
+            ).status_int)
+
+        threads = [threading.Thread(target=force_down, args=(number,))
+                   for number in range(WRITERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        half = WRITERS // 2
+        self.assertEqual([200] * half + [409] * half, sorted(statuses))
+        listed = self._request('GET', '/os-services', '2.53').json
+        self.assertEqual(half, sum(service['forced_down']
+                                   for service in listed['services']))
+        with self.engine.connect() as connection:
+            recorded = connection.exec_driver_sql(
+                "SELECT count(*) FROM service_history "
+                "WHERE event = 'force-down'").scalar()
+        self.assertEqual(half, recorded)
 
 
 class TestConcurrentServerActionsOnSqlite(_SqliteAppTestCase):

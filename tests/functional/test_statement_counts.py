@@ -1,7 +1,11 @@
 """Listings issue the same few SQL statements at 10 hosts and at 500.
 
-A force-down is one UPDATE, with no read before it (from 2.53, whose answer
-shows the service's zone, one read of its host's aggregates after it).
+A force-down is a locked read of the service, one UPDATE and the INSERT of
+its history entry, in one transaction (SQLite takes its write lock first
+with an UPDATE that changes nothing); from 2.53, whose answer shows the
+service's zone, one read of its host's aggregates after it. With the
+fence-storm guard on, two reads more (the host's zones, then the zone's
+services, locked), whatever the size of the zone.
 
 Not a timing test: it counts the statements each listing runs through the
 real WSGI app (paste pipeline, noauth2) on SQLite, PostgreSQL and MariaDB,
@@ -141,6 +145,7 @@ class StatementCountsMixin:
         super().setUp()
         conf = self.useFixture(nf_fixtures.ConfFixture(
             api__auth_strategy='noauth2')).conf
+        self.conf = conf
         self.app = deploy.load_app(conf)
         with self.engine.begin() as connection:
             # A controller host with other binaries, one hidden.
@@ -231,27 +236,47 @@ class StatementCountsMixin:
         self.assertEqual(200, response.status_int, response.body)
         return statements
 
-    def test_force_down_is_one_update_and_no_read(self):
-        add_hosts(self.engine, 1, 10)
+    def _force_down_counts(self):
+        """Statements of a 2.11 and a 2.53 force-down (hosts 1 and 2)."""
         with self.engine.connect() as connection:
             uuid_of_host_2 = connection.execute(
                 sa.select(models.Service.uuid)
                 .where(models.Service.host == 'host-00002')).scalar_one()
-        # MariaDB has no UPDATE ... RETURNING: it reads the row back.
-        read_back = 0 if self.engine.dialect.update_returning else 1
-        # From 2.53 the answer is the service's view, with the zone of its
-        # host: one more read, of that host's aggregates.
-        for path, version, body, zone_read in (
+        counts = []
+        for path, version, body in (
                 ('/os-services/force-down', '2.11',
                  {'host': 'host-00001', 'binary': 'nova-compute',
-                  'forced_down': True}, 0),
+                  'forced_down': True}),
                 ('/os-services/' + uuid_of_host_2, '2.53',
-                 {'forced_down': True}, 1)):
+                 {'forced_down': True})):
             statements = self._put(path, version, body)
-            self.assertEqual(1 + read_back + zone_read, len(statements),
-                             statements)
-            self.assertTrue(statements[0].lstrip().upper().startswith(
-                'UPDATE'), statements)
+            self.assertIn('UPDATE services SET forced_down', ' '.join(
+                statements))
+            self.assertTrue(statements[-1 if version == '2.11' else -2]
+                            .lstrip().upper().startswith(
+                                'INSERT INTO SERVICE_HISTORY'), statements)
+            counts.append(len(statements))
+        return counts
+
+    def _write_lock(self):
+        """SQLite's write-first UPDATE: one statement more there."""
+        return 1 if self.engine.dialect.name == 'sqlite' else 0
+
+    def test_force_down_is_one_update_and_its_history(self):
+        add_hosts(self.engine, 1, 10)
+        # The locked read, the UPDATE, the history INSERT; from 2.53, one
+        # read more, of the host's aggregates for the answer's zone.
+        self.assertEqual([3 + self._write_lock(), 4 + self._write_lock()],
+                         self._force_down_counts())
+
+    def test_guarded_force_down_does_not_grow_with_the_zone(self):
+        self.conf.set_override('max_forced_down_fraction', 1.0,
+                               group='fencing')
+        add_hosts(self.engine, 1, 500)
+        # The target, its host's zones, the zone's services locked, the
+        # UPDATE, the history INSERT (and the 2.53 answer's zone read).
+        self.assertEqual([5 + self._write_lock(), 6 + self._write_lock()],
+                         self._force_down_counts())
 
     def _add_flavors(self, first, last):
         """Flavors ``first``..``last``, each with two extra specs."""

@@ -81,3 +81,22 @@ class TestInvalidValues(ConfigFileTestCase):
 
     def test_a_bad_port(self):
         self._assert_refused('[wsgi]\nport = 99999\n', 'port')
+
+    def test_a_forced_down_fraction_outside_0_to_1(self):
+        for value in ('0', '-0.1', '1.5', 'half'):
+            self._assert_refused(
+                '[fencing]\nmax_forced_down_fraction = %s\n' % value,
+                'max_forced_down_fraction')
+
+
+class TestFencingGuardOption(ConfigFileTestCase):
+
+    def test_off_by_default(self):
+        self.assertIsNone(
+            self._make_conf('').fencing.max_forced_down_fraction)
+
+    def test_a_fraction_up_to_1(self):
+        for text, value in (('0.25', 0.25), ('1', 1.0), ('1e-3', 0.001)):
+            conf = self._make_conf(
+                '[fencing]\nmax_forced_down_fraction = %s\n' % text)
+            self.assertEqual(value, conf.fencing.max_forced_down_fraction)

@@ -145,6 +145,12 @@ class SmallBodyLimitFixture(APIFixture):
     OVERRIDES = {'wsgi.max_request_body_size': 1024}
 
 
+class FencingFixture(APIFixture):
+    """[fencing] max_forced_down_fraction = 0.5: the fence-storm guard on."""
+
+    OVERRIDES = {'fencing.max_forced_down_fraction': 0.5}
+
+
 class SmallPageFixture(APIFixture):
     """[api] max_limit = 2, to show that it caps the page size."""
 
@@ -440,6 +446,26 @@ class FlavorsFixture(fixture.GabbiFixture):
             {'hw:cpu_policy': 'dedicated', 'evacuable': 'true'})
         flavor_obj.Flavor.get_by_flavor_id(ctxt, 'shared').set_extra_specs(
             {'evacuable': 'false'})
+
+    def stop_fixture(self):
+        pass
+
+
+class ServiceHistoryFixture(fixture.GabbiFixture):
+    """host1 forced down by a fault monitor, then disabled.
+
+    Through the code the API runs; needs ComputeHostsFixture first.
+    """
+
+    def start_fixture(self):
+        monitor = context.RequestContext(
+            user_id='masakari', project_id=ADMIN_PROJECT, is_admin=True,
+            roles=['admin'], overwrite=False)
+        for changes in ({'forced_down': True},
+                        {'disabled': True,
+                         'disabled_reason': 'fenced by masakari'}):
+            service_obj.Service.update_compute(monitor, changes,
+                                               host='host1')
 
     def stop_fixture(self):
         pass

@@ -20,7 +20,8 @@ AGGREGATES = '0003_aggregates'
 FLAVORS = '0004_flavors'
 SERVERS = '0005_servers'
 INSTANCE_ACTIONS = '0006_instance_actions'
-MIGRATIONS = '0007_migrations'
+SERVICE_HISTORY = '0007_service_history'
+MIGRATIONS = '0008_migrations'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -104,7 +105,8 @@ class MigrationsMixin:
     def test_walk_up_one_revision_at_a_time(self):
         revisions = _revisions_oldest_first()
         self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS,
-                          INSTANCE_ACTIONS, MIGRATIONS], revisions)
+                          INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS],
+                         revisions)
         for revision in revisions:
             migration.db_sync(self.engine, revision)
             self.assertEqual(revision, migration.db_version(self.engine))

@@ -7,8 +7,8 @@ Instances keep the resources their flavor gives them (vcpus, memory_mb,
 root_gb, ephemeral_gb), as Nova's instances do, so that a host's usage
 is one SUM; existing rows take them from their flavor copy.
 
-Revision ID: 0007_migrations
-Revises: 0006_instance_actions
+Revision ID: 0008_migrations
+Revises: 0007_service_history
 """
 
 import json
@@ -16,8 +16,8 @@ import json
 from alembic import op
 import sqlalchemy as sa
 
-revision = '0007_migrations'
-down_revision = '0006_instance_actions'
+revision = '0008_migrations'
+down_revision = '0007_service_history'
 branch_labels = None
 depends_on = None
 

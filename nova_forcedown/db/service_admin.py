@@ -1,0 +1,183 @@
+"""An admin's change of a compute service, with its history record and
+the fence-storm guard, in one transaction.
+
+Force-down and its clearing, enable and disable (from the API and from
+nova-forcedown-manage) all come here. The service row is locked, changed
+and its history recorded (:mod:`nova_forcedown.db.service_history`) in
+one transaction: three statements, no more, when the guard is off.
+
+With ``[fencing] max_forced_down_fraction`` set, a force-down first
+locks every compute service of the host's zone, in id order, and counts
+how many are forced down: two concurrent force-downs in one zone then
+take turns, and the second counts the first.
+"""
+
+import collections
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import aggregates as db_aggregates
+from nova_forcedown.db import models
+from nova_forcedown.db import service_history
+from nova_forcedown import exception
+
+context_manager = db_api.context_manager
+
+_SERVICES = models.Service.__table__
+_AGGREGATE_HOSTS = models.AggregateHost.__table__
+_METADATA = models.AggregateMetadata.__table__
+
+# The admin fields a history entry shows, in this order.
+_AUDITED_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
+
+
+class FencingLimit(collections.namedtuple(
+        'FencingLimit', ('max_forced_down_fraction', 'default_zone'))):
+    """The guard's settings: the fraction, and the zone of unzoned hosts."""
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def service_update_compute(context, values, uuid=None, host=None,
+                           limit=None):
+    """Write ``values`` to the live nova-compute service ``uuid``/on ``host``.
+
+    In one transaction: the row is locked, checked against ``limit`` (a
+    :class:`FencingLimit`, None: no guard) when ``values`` force it down,
+    updated, and the change recorded in the service's history. Returns the
+    row as now stored, a :class:`db_api.ServiceRow`, or None when there is
+    no such service (the caller finds out why). A force-down over the
+    limit is :class:`exception.ForcedDownLimitExceeded`, and writes
+    nothing.
+    """
+    connection = context.connection
+    target = _target(uuid, host)
+    _take_write_lock(connection, target)
+    if limit is not None and values.get('forced_down'):
+        old = _lock_checked_against_zone(connection, target, limit)
+    else:
+        old = _lock(connection, *target)
+    if old is None:
+        return None
+    now = _stored_now(connection)
+    connection.execute(sa.update(_SERVICES).where(_SERVICES.c.id == old.id)
+                       .values(updated_at=now, **values))
+    service_history.history_record(
+        connection, context, old.host, event_of(values),
+        [service_history.Change(field, getattr(old, field), values[field])
+         for field in _AUDITED_FIELDS if field in values],
+        service_uuid=old.uuid, now=now)
+    return old._replace(updated_at=now, **values)
+
+
+def _stored_now(connection):
+    """Now, as the database stores it: the row returned is the row read.
+
+    MariaDB's DATETIME columns keep whole seconds.
+    """
+    now = timeutils.utcnow()
+    if connection.dialect.name == 'mysql':
+        now = now.replace(microsecond=0)
+    return now
+
+
+def event_of(values):
+    """What a history entry calls the change ``values``."""
+    events = []
+    if 'disabled' in values:
+        events.append('disable' if values['disabled'] else 'enable')
+    if 'forced_down' in values:
+        events.append('force-down' if values['forced_down']
+                      else 'clear-force-down')
+    return ','.join(events) or 'update'
+
+
+def _target(uuid, host):
+    return (_SERVICES.c.deleted == 0,
+            _SERVICES.c.binary == db_api.COMPUTE_BINARY,
+            _SERVICES.c.uuid == uuid if uuid is not None
+            else _SERVICES.c.host == host)
+
+
+def _take_write_lock(connection, target):
+    """On SQLite, make the transaction a writer before it reads.
+
+    SQLite ignores FOR UPDATE, and in WAL mode a transaction that read
+    before another writer committed can no longer write. An UPDATE that
+    changes nothing waits for the write lock as any write does, so the
+    reads after it see the latest rows, and concurrent changes (and the
+    guard's counts) take turns. Other backends lock rows with FOR UPDATE.
+    """
+    if connection.dialect.name == 'sqlite':
+        connection.execute(sa.update(_SERVICES).where(*target).values(
+            deleted=_SERVICES.c.deleted, updated_at=_SERVICES.c.updated_at))
+
+
+def _lock(connection, *criteria):
+    row = connection.execute(
+        sa.select(_SERVICES).where(*criteria).with_for_update()).first()
+    return None if row is None else db_api.ServiceRow._make(row)
+
+
+def _lock_checked_against_zone(connection, target, limit):
+    """The target row, locked with its zone's, once the guard lets it go.
+
+    Raises ForcedDownLimitExceeded when forcing it down would put more
+    than the limit's fraction of the zone's compute hosts forced down.
+    """
+    found = connection.execute(sa.select(_SERVICES).where(*target)).first()
+    if found is None:
+        return None
+    zones = _zones_of_host(connection, found.host, limit.default_zone)
+    members = {row.id: db_api.ServiceRow._make(row)
+               for row in connection.execute(
+                   sa.select(_SERVICES)
+                   .where(_SERVICES.c.deleted == 0,
+                          _SERVICES.c.binary == db_api.COMPUTE_BINARY,
+                          _in_zones(zones, limit.default_zone))
+                   .order_by(_SERVICES.c.id).with_for_update())}
+    old = members.get(found.id)
+    if old is None:
+        # Its aggregates changed between the two reads: it still counts.
+        old = _lock(connection, _SERVICES.c.id == found.id, *target)
+        if old is None:
+            return None
+        members[old.id] = old
+    if not old.forced_down:
+        _check_fraction(old, zones, members, limit)
+    return old
+
+
+def _zones_of_host(connection, host, default_zone):
+    names = connection.execute(
+        sa.select(_METADATA.c.value).distinct()
+        .join(_AGGREGATE_HOSTS,
+              _AGGREGATE_HOSTS.c.aggregate_id == _METADATA.c.aggregate_id)
+        .where(_METADATA.c.key == db_aggregates.AZ_KEY,
+               _AGGREGATE_HOSTS.c.host == host)).scalars().all()
+    return sorted(names) or [default_zone]
+
+
+def _in_zones(zones, default_zone):
+    """Whether a service's host is in one of ``zones``, as a criterion."""
+    def zone_hosts(*criteria):
+        return (sa.select(_AGGREGATE_HOSTS.c.host)
+                .join(_METADATA, _METADATA.c.aggregate_id ==
+                      _AGGREGATE_HOSTS.c.aggregate_id)
+                .where(_METADATA.c.key == db_aggregates.AZ_KEY, *criteria))
+    either = [_SERVICES.c.host.in_(zone_hosts(_METADATA.c.value.in_(zones)))]
+    if default_zone in zones:
+        either.append(_SERVICES.c.host.not_in(zone_hosts()))
+    return sa.or_(*either)
+
+
+def _check_fraction(old, zones, members, limit):
+    forced = 1 + sum(1 for row in members.values()
+                     if row.forced_down and row.id != old.id)
+    total = len(members)
+    if forced / total > limit.max_forced_down_fraction:
+        raise exception.ForcedDownLimitExceeded(
+            host=old.host, forced=forced, total=total, zone=','.join(zones),
+            fraction=limit.max_forced_down_fraction)
