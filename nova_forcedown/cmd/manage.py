@@ -1,5 +1,5 @@
-"""nova-forcedown-manage: database, service, aggregate, zone and flavor
-administration."""
+"""nova-forcedown-manage: database, service, host, aggregate, zone and
+flavor administration."""
 
 import sys
 
@@ -21,6 +21,7 @@ from nova_forcedown import objects
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import flavor as flavor_obj
+from nova_forcedown.objects import host_operations
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
 from nova_forcedown.servicegroup import status as service_status
@@ -142,6 +143,70 @@ def _add_service_parsers(subparsers):
         'enable', help='Enable the nova-compute service of HOST.')
     enable.add_argument('service_host', metavar='HOST')
     enable.set_defaults(func=_service_enable)
+
+
+HOST_SERVER_COLUMNS = ('UUID', 'Name', 'VM State', 'Power State',
+                       'Task State')
+
+
+def _host_mark_shutdown(conf):
+    """Mark every server of a fenced HOST powered off, as the API does."""
+    migration.check_migrated()
+    host = conf.command.host_name
+    changes = host_operations.mark_shutdown(
+        nf_context.get_admin_context(), host,
+        servicegroup_api.API(conf).service_is_up)
+    _print_host_changes(changes, 'Marked %d server(s) of %s shut down.'
+                        % (len(changes), host))
+
+
+def _host_reset_state(conf):
+    """Reset the state of every server of a fenced HOST, as the API does."""
+    migration.check_migrated()
+    host = conf.command.host_name
+    state = 'active' if conf.command.active else 'error'
+    changes = host_operations.reset_state(
+        nf_context.get_admin_context(), host, state,
+        servicegroup_api.API(conf).service_is_up)
+    _print_host_changes(changes, 'Reset %d server(s) of %s to %s.'
+                        % (len(changes), host, state))
+
+
+def _print_host_changes(changes, summary):
+    """A row per server changed, each state as "old -> new" if it moved."""
+    def shown(change, field):
+        old = getattr(change.before, field)
+        new = getattr(change.after, field)
+        return old if old == new else '%s -> %s' % (old, new)
+
+    if changes:
+        print(_table(HOST_SERVER_COLUMNS, [
+            (change.after.uuid, change.after.display_name,
+             shown(change, 'vm_state'), shown(change, 'power_state'),
+             shown(change, 'task_state'))
+            for change in changes]))
+    print(summary)
+
+
+def _add_host_parsers(subparsers):
+    commands = subparsers.add_parser(
+        'host', help='Host-wide server commands, for a fenced host whose '
+                     'nova-compute service is down.'
+    ).add_subparsers(dest='host_command', required=True)
+    mark = commands.add_parser(
+        'mark-shutdown', help='Mark every server of HOST powered off '
+                              '(power_state shutdown); refused while its '
+                              'service is up.')
+    mark.add_argument('host_name', metavar='HOST')
+    mark.set_defaults(func=_host_mark_shutdown)
+    reset = commands.add_parser(
+        'reset-state', help='Reset every server of HOST to error (or '
+                            'active) and clear its task; refused while its '
+                            'service is up.')
+    reset.add_argument('host_name', metavar='HOST')
+    reset.add_argument('--active', action='store_true',
+                       help='Reset to active rather than error.')
+    reset.set_defaults(func=_host_reset_state)
 
 
 AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',
@@ -311,6 +376,7 @@ def _add_notifications_parsers(subparsers):
 def _add_parsers(subparsers):
     _add_db_parsers(subparsers)
     _add_service_parsers(subparsers)
+    _add_host_parsers(subparsers)
     _add_aggregate_parsers(subparsers)
     _add_availability_zone_parsers(subparsers)
     _add_flavor_parsers(subparsers)
