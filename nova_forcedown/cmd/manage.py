@@ -93,6 +93,8 @@ def _compute_service(conf):
 
 
 def _service_force_down(conf):
+    if not conf.command.unset and conf.force_down_marks_instances_shutdown:
+        return _service_force_down_marking_shutdown(conf)
     service = _compute_service(conf)
     service.forced_down = not conf.command.unset
     service.save()
@@ -103,6 +105,17 @@ def _service_force_down(conf):
     else:
         print('Service nova-compute on %s is no longer forced down.'
               % service.host)
+
+
+def _service_force_down_marking_shutdown(conf):
+    """Force down and mark the host's servers powered off, at once."""
+    service = _compute_service(conf)
+    service_obj.Service.update_compute(
+        nf_context.get_admin_context(), {'forced_down': True},
+        uuid=service.uuid, mark_shutdown=True)
+    print('Service nova-compute on %s is forced down and its servers are '
+          'marked shut down ([DEFAULT] force_down_marks_instances_shutdown).'
+          % service.host)
 
 
 def _service_disable(conf):

@@ -310,13 +310,20 @@ def service_update_compute(context, values, uuid=None, host=None):
     :class:`ServiceRow`, or None when there is no such service (the
     caller finds out why).
     """
+    return update_compute_row(context.connection, values, uuid, host)
+
+
+def update_compute_row(connection, values, uuid=None, host=None):
+    """What :func:`service_update_compute` does, in the caller's transaction.
+
+    For a query function that changes more in the same transaction.
+    """
     values = dict(values, updated_at=timeutils.utcnow())
     where = (_SERVICES.c.deleted == 0,
              _SERVICES.c.binary == COMPUTE_BINARY,
              _SERVICES.c.uuid == uuid if uuid is not None
              else _SERVICES.c.host == host)
     update = sa.update(_SERVICES).where(*where).values(**values)
-    connection = context.connection
     if connection.dialect.update_returning:
         row = connection.execute(update.returning(*_SERVICES.c)).first()
     else:

@@ -56,10 +56,8 @@ def instances_act_on_host(context, host, refuse, change, action):
 
     In one transaction: the host's nova-compute service is locked
     (ComputeHostNotFound if it has none) and ``refuse(service_row)``
-    raises when the change may not run now; the host's live servers are
-    read and locked, ``change(row)`` gives the values each should have;
-    the servers that differ are updated (one UPDATE per distinct set of
-    values) and each gets an action record of the request.
+    raises when the change may not run now; then the servers change as
+    :func:`_change_servers` says.
 
     Returns [(before, after)] instance rows of the servers changed, in id
     order; the others are left alone, unrecorded.
@@ -69,6 +67,38 @@ def instances_act_on_host(context, host, refuse, change, action):
     if service is None:
         raise exception.ComputeHostNotFound(host=host)
     refuse(service)
+    return _change_servers(connection, context, host, change, action)
+
+
+@db_api.retry_on_deadlock
+@context_manager.writer.connection
+def service_force_down_with_servers(context, values, change, action,
+                                    uuid=None, host=None):
+    """Write ``values`` to a compute service, then change its servers.
+
+    In one transaction: what :func:`db.api.service_update_compute` writes
+    (the service ``uuid`` or on ``host``); then, if the service is now
+    forced down, every live server of its host changes as
+    :func:`_change_servers` says. Returns (the service row, or None when
+    there is none; [(before, after)] of the servers changed).
+    """
+    connection = context.connection
+    service = db_api.update_compute_row(connection, values, uuid=uuid,
+                                        host=host)
+    if service is None or not service.forced_down:
+        return service, []
+    return service, _change_servers(connection, context, service.host,
+                                    change, action)
+
+
+def _change_servers(connection, context, host, change, action):
+    """Change the live servers of ``host`` and record ``action`` for each.
+
+    The servers are read and locked; ``change(row)`` gives the values
+    each should have; those that differ are updated (one UPDATE per
+    distinct set of values) and each gets an action record of the
+    request. Returns [(before, after)] rows of the servers changed.
+    """
     rows = connection.execute(
         sa.select(_INSTANCES).where(_INSTANCES.c.host == host,
                                     _INSTANCES.c.deleted == 0)

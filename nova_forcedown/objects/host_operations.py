@@ -61,6 +61,21 @@ def reset_state(context, host, state, is_up):
                 RESET_STATE_ACTION, 'reset_state')
 
 
+def force_down_marking_shutdown(context, values, uuid=None, host=None):
+    """Write ``values`` to a compute service; if now forced down, mark.
+
+    In one transaction, every server of the service's host is marked
+    powered off as :func:`mark_shutdown` does: what a force-down does with
+    ``[DEFAULT] force_down_marks_instances_shutdown``. Returns (the service
+    row, or None when there is none; [Change]); notifies
+    ``instance.power_off.end`` for each server changed.
+    """
+    service, found = db_host_instances.service_force_down_with_servers(
+        context, values, _shut_down, MARK_SHUTDOWN_ACTION, uuid=uuid,
+        host=host)
+    return service, _notified(context, found, 'power_off', 'end')
+
+
 def _shut_down(server):
     values = {'power_state': operations.SHUTDOWN}
     if server.task_state == operations.POWERING_OFF:
@@ -80,6 +95,11 @@ def _refuse_while_up(is_up, host):
 def _act(context, host, is_up, change, action, event, phase=None):
     found = db_host_instances.instances_act_on_host(
         context, host, _refuse_while_up(is_up, host), change, action)
+    return _notified(context, found, event, phase)
+
+
+def _notified(context, found, event, phase):
+    """``found`` (rows before and after) as Changes, each one notified."""
     changes = [Change(instance_obj.decoded(before),
                       instance_obj.decoded(after))
                for before, after in found]

@@ -127,3 +127,24 @@ class TestHostCommands(base.BaseTestCase):
         self.assertEqual(1, result.returncode)
         self.assertEqual('nova-forcedown-manage: Compute host nowhere could '
                          'not be found.\n', result.stderr)
+
+    def test_force_down_marks_the_servers_when_configured(self):
+        with open(self.database.config_file, 'a') as config:
+            config.write('\n[DEFAULT]\n'
+                         'force_down_marks_instances_shutdown = true\n')
+
+        result = self.manage('service', 'force-down', 'compute-b')
+
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn('Service nova-compute on compute-b is forced down and '
+                      'its servers are marked shut down', result.stdout)
+        self.assertEqual(1, self.database.services(
+            host='compute-b')[0]['forced_down'])
+        self.assertEqual(('active', None, 4), self._states(self.other))
+        self.assertEqual(['markShutdown'], self._actions(self.other))
+
+    def test_force_down_by_default_marks_nothing(self):
+        result = self.manage('service', 'force-down', 'compute-b')
+
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(('active', None, 1), self._states(self.other))

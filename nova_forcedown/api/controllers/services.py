@@ -91,7 +91,7 @@ def _disable_log_reason(req, body):
 
 def _set_disabled(req, body, disabled, reason=None):
     service = _update_compute_on_host(
-        req.context, body['host'], body['binary'],
+        req, body['host'], body['binary'],
         {'disabled': disabled, 'disabled_reason': reason})
     return _action_response(body, status=service_status.status(service),
                             disabled_reason=reason)
@@ -102,7 +102,7 @@ def _force_down(req, body):
         raise webob.exc.HTTPBadRequest(
             explanation='Missing forced_down field')
     forced_down = validation.to_bool(body['forced_down'])
-    _update_compute_on_host(req.context, body['host'], body['binary'],
+    _update_compute_on_host(req, body['host'], body['binary'],
                             {'forced_down': forced_down})
     return _action_response(body, forced_down=forced_down)
 
@@ -115,11 +115,17 @@ def _action_response(body, **fields):
     return api_request.json_response({'service': view})
 
 
-def _update_compute_on_host(context, host, binary, changes):
+def _update_compute_on_host(req, host, binary, changes):
     """Write ``changes`` to the nova-compute service of ``host``."""
     if binary != service_obj.COMPUTE_BINARY:
         raise exception.ServiceNotCompute(binary=binary)
-    return service_obj.Service.update_compute(context, changes, host=host)
+    return service_obj.Service.update_compute(
+        req.context, changes, host=host, mark_shutdown=_marks_shutdown(req))
+
+
+def _marks_shutdown(req):
+    """Whether a force-down also marks the host's servers powered off."""
+    return req.app.conf.force_down_marks_instances_shutdown
 
 
 # ---------------------------------------------------- 2.53 and later: UUID
@@ -135,8 +141,9 @@ def _update_by_uuid(req):
         # A missing or non-compute service is reported first, as in Nova.
         service_obj.Service.get_compute_by_uuid(req.context, service_id)
         raise
-    service = service_obj.Service.update_compute(req.context, changes,
-                                                 uuid=service_id)
+    service = service_obj.Service.update_compute(
+        req.context, changes, uuid=service_id,
+        mark_shutdown=_marks_shutdown(req))
     service_zones = zones.ServiceZones.load(req.context, req.app.conf,
                                             hosts=[service.host])
     return api_request.json_response({'service': views.service(

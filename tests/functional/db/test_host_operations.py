@@ -11,6 +11,7 @@ from nova_forcedown import exception
 from nova_forcedown.objects import host_operations as operations
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
 
 
@@ -159,6 +160,47 @@ class _HostOperationsMixin:
         self.assertEqual({4}, {server.power_state for server in
                                instance_obj.InstanceList.get_by_host(
                                    self.context, 'compute2')})
+
+    def _forced_down(self, host):
+        return service_obj.Service.get_by_host_and_binary(
+            self.context, host, 'nova-compute').forced_down
+
+    def test_a_force_down_can_mark_its_servers_shut_down(self):
+        service_obj.Service.update_compute(
+            self.asker, {'forced_down': True}, host='compute2',
+            mark_shutdown=True)
+
+        self.assertTrue(self._forced_down('compute2'))
+        self.assertEqual(('active', None, 4), self._states(self.elsewhere))
+        self.assertEqual([('markShutdown', self.asker.request_id,
+                           'fence-agent')], self._actions(self.elsewhere))
+        self.assertEqual(('active', None, 1), self._states(self.running))
+
+    def test_clearing_a_force_down_marks_nothing(self):
+        service_obj.Service.update_compute(
+            self.asker, {'forced_down': False}, host='compute1',
+            mark_shutdown=True)
+
+        self.assertFalse(self._forced_down('compute1'))
+        self.assertEqual(('active', None, 1), self._states(self.running))
+
+    def test_a_force_down_that_cannot_mark_is_not_written(self):
+        self._rename('instance_actions', 'instance_actions_away')
+        self.addCleanup(self._rename, 'instance_actions_away',
+                        'instance_actions')
+
+        try:
+            service_obj.Service.update_compute(
+                self.asker, {'forced_down': True}, host='compute2',
+                mark_shutdown=True)
+        except (db_exc.DBError, sa.exc.SQLAlchemyError):
+            pass
+        else:
+            self.fail('the force-down succeeded without its action table')
+
+        self._rename('instance_actions_away', 'instance_actions')
+        self.assertFalse(self._forced_down('compute2'))
+        self.assertEqual(('active', None, 1), self._states(self.elsewhere))
 
 
 nf_fixtures.backend_test_cases(_HostOperationsMixin, globals())
