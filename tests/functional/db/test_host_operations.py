@@ -2,6 +2,8 @@
 MariaDB: every live server of the host in one transaction, or none.
 """
 
+import threading
+
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
@@ -19,7 +21,7 @@ def _down(service):
     return False
 
 
-class _HostOperationsMixin:
+class _HostsBase:
     """Servers of a forced-down host, and of another.
 
     compute1 (forced down) has three servers, one of them deleted;
@@ -55,6 +57,19 @@ class _HostOperationsMixin:
         return [(action.action, action.request_id, action.user_id)
                 for action in instance_action.get_all(self.context,
                                                       server.uuid)]
+
+    def _rename(self, old, new):
+        with self.engine.begin() as connection:
+            if sa.inspect(connection).has_table(old):
+                connection.execute(sa.text(
+                    'ALTER TABLE %s RENAME TO %s' % (old, new)))
+
+    def _forced_down(self, host):
+        return service_obj.Service.get_by_host_and_binary(
+            self.context, host, 'nova-compute').forced_down
+
+
+class _HostOperationsMixin(_HostsBase):
 
     def test_mark_shutdown_changes_every_live_server_of_the_host(self):
         changes = operations.mark_shutdown(self.asker, 'compute1', _down)
@@ -142,12 +157,6 @@ class _HostOperationsMixin:
         self.assertEqual(('active', 'powering-off', 1),
                          self._states(self.stopping))
 
-    def _rename(self, old, new):
-        with self.engine.begin() as connection:
-            if sa.inspect(connection).has_table(old):
-                connection.execute(sa.text(
-                    'ALTER TABLE %s RENAME TO %s' % (old, new)))
-
     def test_a_host_of_many_servers_is_changed_whole(self):
         for number in range(520):
             nf_fixtures.create_instance(self.context, 'compute2',
@@ -160,10 +169,6 @@ class _HostOperationsMixin:
         self.assertEqual({4}, {server.power_state for server in
                                instance_obj.InstanceList.get_by_host(
                                    self.context, 'compute2')})
-
-    def _forced_down(self, host):
-        return service_obj.Service.get_by_host_and_binary(
-            self.context, host, 'nova-compute').forced_down
 
     def test_a_force_down_can_mark_its_servers_shut_down(self):
         service_obj.Service.update_compute(
@@ -203,4 +208,61 @@ class _HostOperationsMixin:
         self.assertEqual(('active', None, 1), self._states(self.elsewhere))
 
 
+class _ConcurrentHostOperationsMixin(_HostsBase):
+    """Concurrent requests on database servers (PostgreSQL, MariaDB).
+
+    The test's SQLite is one in-memory connection shared by every thread.
+    """
+
+    def _concurrently(self, *calls):
+        barrier = threading.Barrier(len(calls))
+        outcomes = [None] * len(calls)
+
+        def run(index, call):
+            barrier.wait()
+            try:
+                outcomes[index] = call()
+            except exception.NovaForcedownException as exc:
+                outcomes[index] = exc
+
+        threads = [threading.Thread(target=run, args=(index, call))
+                   for index, call in enumerate(calls)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return outcomes
+
+    def test_concurrent_marks_change_each_server_once(self):
+        outcomes = self._concurrently(*[
+            lambda: operations.mark_shutdown(self.asker, 'compute1', _down)
+        ] * 4)
+
+        self.assertEqual([0, 0, 0, 2], sorted(len(changes)
+                                              for changes in outcomes))
+        self.assertEqual(1, len(self._actions(self.running)))
+        self.assertEqual(1, len(self._actions(self.stopping)))
+
+    def test_a_mark_and_a_cleared_force_down_serialize(self):
+        # Whichever commits first, the mark never sees a service up yet
+        # runs: it is refused, or it changed the servers while down.
+        def is_up(service):
+            return not service.forced_down
+
+        mark, _ = self._concurrently(
+            lambda: operations.mark_shutdown(self.asker, 'compute1', is_up),
+            lambda: service_obj.Service.update_compute(
+                self.asker, {'forced_down': False}, host='compute1'))
+
+        if isinstance(mark, exception.ComputeHostStillUp):
+            self.assertEqual(('active', None, 1), self._states(self.running))
+        else:
+            self.assertEqual(2, len(mark), mark)
+            self.assertEqual(('active', None, 4), self._states(self.running))
+        self.assertFalse(self._forced_down('compute1'))
+
+
 nf_fixtures.backend_test_cases(_HostOperationsMixin, globals())
+nf_fixtures.backend_test_cases(
+    _ConcurrentHostOperationsMixin, globals(),
+    backend_fixtures=nf_fixtures.MIGRATED_FIXTURES[1:])
