@@ -155,6 +155,13 @@ class ComputeServiceUnavailable(Invalid):
     msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
 
 
+class ComputeHostStillUp(Conflict):
+    """A host-wide change of servers asked while their host may run them."""
+    msg_fmt = ('Compute service of %(host)s is still up: fence the host and '
+               'force its service down before changing the state of its '
+               'servers.')
+
+
 class AggregateNotFound(NotFound):
     msg_fmt = 'Aggregate %(aggregate_id)s could not be found.'
 

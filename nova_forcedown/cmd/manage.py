@@ -1,5 +1,5 @@
-"""nova-forcedown-manage: database, service, aggregate, zone and flavor
-administration."""
+"""nova-forcedown-manage: database, service, host, aggregate, zone and
+flavor administration."""
 
 import sys
 
@@ -21,6 +21,7 @@ from nova_forcedown import objects
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import flavor as flavor_obj
+from nova_forcedown.objects import host_operations
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.objects import service_history
 from nova_forcedown.servicegroup import api as servicegroup_api
@@ -100,6 +101,8 @@ def _update_compute(conf, changes):
 
 
 def _service_force_down(conf):
+    if not conf.command.unset and conf.force_down_marks_instances_shutdown:
+        return _service_force_down_marking_shutdown(conf)
     service = _update_compute(conf, {'forced_down': not conf.command.unset})
     if service.forced_down:
         print('Service nova-compute on %s is forced down: it reports down '
@@ -108,6 +111,22 @@ def _service_force_down(conf):
     else:
         print('Service nova-compute on %s is no longer forced down.'
               % service.host)
+
+
+def _service_force_down_marking_shutdown(conf):
+    """Force down and mark the host's servers powered off, at once."""
+    migration.check_migrated()
+    host = conf.command.service_host
+    try:
+        service = service_obj.Service.update_compute(
+            nf_context.get_admin_context(), {'forced_down': True},
+            host=host, conf=conf, mark_shutdown=True)
+    except exception.HostNotFound:
+        raise exception.HostBinaryNotFound(
+            host=host, binary=service_obj.COMPUTE_BINARY)
+    print('Service nova-compute on %s is forced down and its servers are '
+          'marked shut down ([DEFAULT] force_down_marks_instances_shutdown).'
+          % service.host)
 
 
 def _service_disable(conf):
@@ -177,6 +196,70 @@ def _add_service_parsers(subparsers):
     history.add_argument('--limit', type=_count(1),
                          help='Show only the newest LIMIT entries.')
     history.set_defaults(func=_service_history)
+
+
+HOST_SERVER_COLUMNS = ('UUID', 'Name', 'VM State', 'Power State',
+                       'Task State')
+
+
+def _host_mark_shutdown(conf):
+    """Mark every server of a fenced HOST powered off, as the API does."""
+    migration.check_migrated()
+    host = conf.command.host_name
+    changes = host_operations.mark_shutdown(
+        nf_context.get_admin_context(), host,
+        servicegroup_api.API(conf).service_is_up)
+    _print_host_changes(changes, 'Marked %d server(s) of %s shut down.'
+                        % (len(changes), host))
+
+
+def _host_reset_state(conf):
+    """Reset the state of every server of a fenced HOST, as the API does."""
+    migration.check_migrated()
+    host = conf.command.host_name
+    state = 'active' if conf.command.active else 'error'
+    changes = host_operations.reset_state(
+        nf_context.get_admin_context(), host, state,
+        servicegroup_api.API(conf).service_is_up)
+    _print_host_changes(changes, 'Reset %d server(s) of %s to %s.'
+                        % (len(changes), host, state))
+
+
+def _print_host_changes(changes, summary):
+    """A row per server changed, each state as "old -> new" if it moved."""
+    def shown(change, field):
+        old = getattr(change.before, field)
+        new = getattr(change.after, field)
+        return old if old == new else '%s -> %s' % (old, new)
+
+    if changes:
+        print(_table(HOST_SERVER_COLUMNS, [
+            (change.after.uuid, change.after.display_name,
+             shown(change, 'vm_state'), shown(change, 'power_state'),
+             shown(change, 'task_state'))
+            for change in changes]))
+    print(summary)
+
+
+def _add_host_parsers(subparsers):
+    commands = subparsers.add_parser(
+        'host', help='Host-wide server commands, for a fenced host whose '
+                     'nova-compute service is down.'
+    ).add_subparsers(dest='host_command', required=True)
+    mark = commands.add_parser(
+        'mark-shutdown', help='Mark every server of HOST powered off '
+                              '(power_state shutdown); refused while its '
+                              'service is up.')
+    mark.add_argument('host_name', metavar='HOST')
+    mark.set_defaults(func=_host_mark_shutdown)
+    reset = commands.add_parser(
+        'reset-state', help='Reset every server of HOST to error (or '
+                            'active) and clear its task; refused while its '
+                            'service is up.')
+    reset.add_argument('host_name', metavar='HOST')
+    reset.add_argument('--active', action='store_true',
+                       help='Reset to active rather than error.')
+    reset.set_defaults(func=_host_reset_state)
 
 
 AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',
@@ -346,6 +429,7 @@ def _add_notifications_parsers(subparsers):
 def _add_parsers(subparsers):
     _add_db_parsers(subparsers)
     _add_service_parsers(subparsers)
+    _add_host_parsers(subparsers)
     _add_aggregate_parsers(subparsers)
     _add_availability_zone_parsers(subparsers)
     _add_flavor_parsers(subparsers)

@@ -29,6 +29,15 @@ DEFAULT_OPTS = [
                     'it this often, in one line for all the hosts '
                     'concerned, instead of once per host on every '
                     'heartbeat.'),
+    cfg.BoolOpt('force_down_marks_instances_shutdown', default=False,
+                help='Whether forcing a nova-compute service down (the API\'s '
+                     'force-down, PUT /os-services/{id} with forced_down '
+                     'true, nova-forcedown-manage service force-down) also '
+                     'marks every server of its host powered off '
+                     '(power_state shutdown), in the same transaction, as '
+                     'POST /os-host-servers/{host}/action mark_shutdown '
+                     'does. Turn it on only when whatever forces services '
+                     'down has fenced the host first.'),
     cfg.StrOpt('servicegroup_driver', default='db',
                help='Servicegroup driver deciding liveness, by name in the '
                     'nova_forcedown.servicegroup.drivers namespace.'),

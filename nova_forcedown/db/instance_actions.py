@@ -39,6 +39,22 @@ def record_action(connection, context, instance_uuid, action, now):
     return result.inserted_primary_key[0]
 
 
+def record_actions(connection, context, instance_uuids, action, now):
+    """Insert the action ``action`` of ``context``'s request for each server.
+
+    One multi-row INSERT: a host-wide operation records one action per
+    server it changed.
+    """
+    if not instance_uuids:
+        return
+    connection.execute(_ACTIONS.insert(), [
+        {'action': action, 'instance_uuid': uuid,
+         'request_id': context.request_id, 'user_id': context.user_id,
+         'project_id': context.project_id, 'start_time': now,
+         'created_at': now, 'deleted': 0}
+        for uuid in instance_uuids])
+
+
 @context_manager.reader.connection
 def action_latest(context, instance_uuid, action):
     """The newest ``action`` recorded for the server, or None."""

@@ -82,23 +82,27 @@ def aggregate_changed(context, aggregate, action, phase):
               action, phase, getattr(aggregate, 'name', None)))
 
 
-def instance_changed(context, before, after, action=None):
+def instance_changed(context, before, after, action=None, phase=None):
     """Notify an API change of a server, once it is committed.
 
-    ``instance.<action>`` (lock, unlock) when ``action`` is given, and
-    ``instance.update`` when ``[notifications] notify_on_state_change``
-    asks for a change of these states (``before``, ``after``: the server
-    records on either side of the change). From nova-api, as in Nova.
+    ``instance.<action>`` (lock, unlock, reset_state), or
+    ``instance.<action>.<phase>`` (power_off.end when a host-wide
+    operation marks a fenced host's server shut down), when ``action`` is
+    given; and ``instance.update`` when ``[notifications]
+    notify_on_state_change`` asks for a change of these states
+    (``before``, ``after``: the server records on either side of the
+    change). From nova-api, as in Nova.
     """
     conf = _STATE['conf']
     if _STATE['sender'] is None:
         return
     if action is not None:
+        event = action if phase is None else '%s.%s' % (action, phase)
         _send(context,
               lambda: payload_mod.InstanceActionNotification(
-                  after, context, action, None, payload_mod.API_SOURCE,
+                  after, context, action, phase, payload_mod.API_SOURCE,
                   conf.host),
-              lambda: 'instance.%s notification of %s' % (action,
+              lambda: 'instance.%s notification of %s' % (event,
                                                           after.uuid))
     _maybe_update(context, before, after, payload_mod.API_SOURCE, conf.host)
 

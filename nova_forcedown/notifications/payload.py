@@ -164,8 +164,10 @@ POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
 
 # Nova's instance notifications this project sends: instance.<action>
 # (lock, unlock: no phase) and instance.<action>.<phase> (power_off,
-# power_on), and instance.update.
-INSTANCE_ACTIONS = ('lock', 'unlock', 'power_off', 'power_on')
+# power_on), and instance.update; and one Nova has not: reset_state (no
+# phase), for each server a host-wide reset changed.
+INSTANCE_ACTIONS = ('lock', 'unlock', 'power_off', 'power_on',
+                    'reset_state')
 
 
 @ovo_base.VersionedObjectRegistry.register_if(False)

@@ -11,6 +11,7 @@ from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base
+from nova_forcedown.objects import host_operations
 
 COMPUTE_BINARY = db_api.COMPUTE_BINARY
 
@@ -134,7 +135,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     @classmethod
     def update_compute(cls, context, changes, uuid=None, host=None,
-                       conf=None):
+                       conf=None, mark_shutdown=False):
         """Write ``changes`` to a compute service, and record them.
 
         The live nova-compute service with ``uuid``, or on ``host``: its
@@ -146,12 +147,22 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         a force-down that would put more than that fraction of the zone's
         compute hosts forced down is ForcedDownLimitExceeded.
 
+        With ``mark_shutdown`` (``[DEFAULT]
+        force_down_marks_instances_shutdown``), a force-down also marks
+        every server of the host powered off, in the same transaction
+        (see :mod:`.host_operations`).
+
         Only when the UPDATE finds no service is the database asked why:
         ServiceNotFound or ServiceNotCompute for a ``uuid``; HostNotFound
         for a host without any service, else HostBinaryNotFound.
         """
-        row = db_service_admin.service_update_compute(
-            context, changes, uuid=uuid, host=host, limit=fencing_limit(conf))
+        limit = fencing_limit(conf)
+        if mark_shutdown and changes.get('forced_down'):
+            row, _ = host_operations.force_down_marking_shutdown(
+                context, changes, uuid=uuid, host=host, limit=limit)
+        else:
+            row = db_service_admin.service_update_compute(
+                context, changes, uuid=uuid, host=host, limit=limit)
         if row is None:
             raise cls._why_no_compute(context, uuid, host)
         service = cls._from_db_object(context, cls(), row)

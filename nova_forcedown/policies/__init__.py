@@ -8,6 +8,7 @@ from nova_forcedown.policies import base
 from nova_forcedown.policies import extensions
 from nova_forcedown.policies import flavor_extra_specs
 from nova_forcedown.policies import flavor_manage
+from nova_forcedown.policies import host_servers
 from nova_forcedown.policies import hypervisors
 from nova_forcedown.policies import instance_actions
 from nova_forcedown.policies import migrations
@@ -24,6 +25,7 @@ def list_rules():
         extensions.list_rules(),
         flavor_extra_specs.list_rules(),
         flavor_manage.list_rules(),
+        host_servers.list_rules(),
         hypervisors.list_rules(),
         instance_actions.list_rules(),
         migrations.list_rules(),

@@ -86,6 +86,15 @@ BODIES = st.one_of(
     JSON.map(jsonutils.dump_as_bytes),
     st.binary(max_size=200),
     st.text(max_size=200).map(lambda text: text.encode('utf-8')))
+# Bodies of POST /os-host-servers/{host}/action: its actions' keys with
+# values of the right shape or not, and every body above.
+HOST_SERVERS_BODIES = st.one_of(BODIES, st.dictionaries(
+    st.sampled_from(['mark_shutdown', 'os-resetState']),
+    st.one_of(JSON, st.fixed_dictionaries({'state': st.one_of(
+        st.sampled_from(['active', 'error']), JSON)})),
+    min_size=1, max_size=2).map(jsonutils.dump_as_bytes))
+HOST_NAMES = ['host1', 'host2', 'host3', 'host4', 'controller', 'ghost',
+              'nowhere', 'host1.example.org', 'x' * 300]
 CONTENT_TYPES = st.one_of(st.sampled_from([
     'application/json', 'application/json', 'application/json; charset=utf-8',
     'text/plain', 'application/xml', '', 'multipart/form-data; boundary=x',
@@ -144,7 +153,8 @@ BYTE_WRITES = [('PUT', '/v2.1/os-services/disable-log-reason', '2.11'),
                ('POST', '/v2.1/os-aggregates/1/action', '2.41'),
                ('POST', '/v2.1/flavors', '2.61'),
                ('POST', '/v2.1/flavors/1/os-extra_specs', '2.61'),
-               ('POST', '/v2.1/servers/{uuid}/action', '2.73')]
+               ('POST', '/v2.1/servers/{uuid}/action', '2.73'),
+               ('POST', '/v2.1/os-host-servers/host3/action', '2.1')]
 
 
 def _header_title(name):
@@ -279,22 +289,23 @@ class TestGeneratedRequests(_HostileInputTestCase):
             'X-Roles': data.draw(st.one_of(st.none(), HEADER_TEXT), 'roles'),
         }
 
-    def _path_id(self, data):
+    def _path_id(self, data, ids=None):
+        ids = ids or self.ids
         return data.draw(st.one_of(
-            st.sampled_from(self.ids), st.sampled_from(self.ids),
+            st.sampled_from(ids), st.sampled_from(ids),
             st.uuids().map(str), st.integers().map(str), PATH_TEXT,
             st.text(max_size=30).filter(lambda text: text not in ('', '.',
                                                                   '..'))
         ).map(_segment), 'id')
 
-    def _run(self, data, paths):
+    def _run(self, data, paths, ids=None, bodies=BODIES):
         method = data.draw(METHODS, 'method')
         prefix = data.draw(PREFIXES, 'prefix')
         path = prefix + data.draw(st.sampled_from(paths), 'path').format(
-            id=self._path_id(data) or 'x')
+            id=self._path_id(data, ids) or 'x')
         query = data.draw(QUERIES, 'query')
         headers = self._headers(data)
-        body = data.draw(BODIES, 'body') if method in ('PUT', 'POST',
+        body = data.draw(bodies, 'body') if method in ('PUT', 'POST',
                                                        'PATCH') else None
         req_text = '%s %s?%s %r %r' % (method, path, query, headers,
                                        (body or b'')[:200])
@@ -338,6 +349,13 @@ class TestGeneratedRequests(_HostileInputTestCase):
                          '/servers/{id}/action',
                          '/servers/{id}/os-instance-actions',
                          '/servers/{id}/os-instance-actions/{id}'])
+
+    @SETTINGS
+    @hypothesis.given(data=st.data())
+    def test_host_servers(self, data):
+        self._run(data, ['/os-host-servers/{id}/action',
+                         '/os-host-servers/{id}'], ids=HOST_NAMES,
+                  bodies=HOST_SERVERS_BODIES)
 
     @SETTINGS
     @hypothesis.given(data=st.data())

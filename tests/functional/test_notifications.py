@@ -381,6 +381,44 @@ class TestInstanceNotifications(NotificationTestCase):
                           'old_task_state': 'powering-off',
                           'new_task_state': None}, update)
 
+    def test_host_wide_operations_notify_each_server(self):
+        self.start_api()
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--driver', 'fake', '--hosts', '1',
+            '--instances', '2', '--host-prefix', 'fenced-'))
+        self.assertTrue(commands.wait_until(
+            lambda: len(self.database.query(
+                'SELECT uuid FROM instances')) == 2), agent.log())
+        uuids = sorted(row['uuid'] for row in self.database.query(
+            'SELECT uuid FROM instances'))
+        status, answer, _ = self.request('PUT', '/os-services/force-down', {
+            'host': 'fenced-1', 'binary': 'nova-compute',
+            'forced_down': True})
+        self.assertEqual(200, status, answer)
+
+        for body in ({'mark_shutdown': None},
+                     {'os-resetState': {'state': 'error'}}):
+            status, answer, _ = self.request(
+                'POST', '/os-host-servers/fenced-1/action', body, '2.1')
+            self.assertEqual(200, status, answer)
+
+        received = self.instance_events(self.consumer.wait_for(7))
+        self.assertEqual(
+            [('instance.power_off.end', 'nova-api')] * 2 +
+            [('instance.reset_state', 'nova-api'),
+             ('instance.update', 'nova-api')] * 2,
+            [(message['event_type'], message['publisher_id'].split(':')[0])
+             for message in received], agent.log())
+        marked = [message['payload']['nova_object.data']
+                  for message in received[:2]]
+        self.assertEqual(uuids, sorted(data['uuid'] for data in marked))
+        self.assertEqual({('active', 'shutdown', 'fenced-1')},
+                         {(data['state'], data['power_state'], data['host'])
+                          for data in marked})
+        reset = received[2]['payload']['nova_object.data']
+        self.assertEqual(('error', 'shutdown'),
+                         (reset['state'], reset['power_state']))
+
 
 class TestBrokerOutage(NotificationTestCase):
     """The broker's address is a closed loopback port."""

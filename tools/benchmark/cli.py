@@ -16,6 +16,7 @@ from tools.benchmark import actions
 from tools.benchmark import evacuations
 from tools.benchmark import force_down
 from tools.benchmark import heartbeats
+from tools.benchmark import host_wide
 from tools.benchmark import listings
 from tools.benchmark import report
 from tools.benchmark import seeding
@@ -59,6 +60,7 @@ def _through_the_api(args, database, engine, uuids, hosts):
                 'slow_clients': None,
                 'actions': None,
                 'evacuations': None,
+                'host_wide': None,
             }
             if args.action_hosts and hosts == args.hosts[0]:
                 figures['actions'] = actions.measure(
@@ -72,6 +74,11 @@ def _through_the_api(args, database, engine, uuids, hosts):
                         api, engine, 'h%d' % failed, failed,
                         args.evacuate_instances, args.evacuate_destinations)
                     for failed in (1, args.evacuate_hosts)}
+            if (args.host_wide_servers and hosts == args.hosts[0] and
+                    hosts >= host_wide.HOST_INDEX):
+                figures['host_wide'] = host_wide.measure(
+                    api.port, engine, args.host_wide_servers,
+                    args.host_wide_rounds)
             if args.slow_clients and hosts == args.hosts[0]:
                 figures['slow_clients'] = slow_clients.measure(
                     api.port, uuids, hosts, args.slow_clients,
@@ -182,6 +189,13 @@ def parse_args(argv):
     parser.add_argument('--evacuate-destinations', type=int, default=30,
                         help='hosts evacuated servers may go to (default '
                              '30: room for 10 hosts of 100 fake servers)')
+    parser.add_argument('--host-wide-servers', type=int, default=1000,
+                        help='servers on the forced-down host whose '
+                             'host-wide operations are timed, at the first '
+                             'host count (default 1000; 0 skips it)')
+    parser.add_argument('--host-wide-rounds', type=int, default=10,
+                        help='timed requests of each host-wide operation '
+                             '(default 10)')
     parser.add_argument('--heartbeat-processes', type=int, default=2,
                         help='agent processes sending heartbeats (default 2)')
     parser.add_argument('--heartbeat-threads', type=int, default=4,

@@ -126,6 +126,22 @@ def evacuations(write, line, runs):
                   item['overcommitted_hosts']))
 
 
+def host_wide(write, line, runs):
+    """Only the first host count has this run."""
+    figures = runs[0].get('host_wide')
+    if not figures:
+        return
+    write('host-wide operations, each changing %d servers of a forced-down '
+          'host:\n' % figures['servers'])
+    for name, item in figures['runs'].items():
+        write('  %s: %d requests, %d failures, median/p99 %s/%s ms {%s}\n'
+              % (name, item['requests'], item['failures'],
+                 short(item['median_ms']), short(item['p99_ms']),
+                 ','.join(map(str, item['statements']))))
+    write('  servers not shut down after the runs: %d\n'
+          % figures['left_running'])
+
+
 def heartbeats(write, line, runs):
     line('heartbeats report_state/s (fail)', ['%s (%d)' % (
         run['heartbeats']['per_second'], run['heartbeats']['failures'])
@@ -148,4 +164,4 @@ def rss(write, line, runs):
 
 # In the order they are printed.
 SECTIONS = (listings, force_down, slow_clients, actions, evacuations,
-            heartbeats, rss)
+            host_wide, heartbeats, rss)

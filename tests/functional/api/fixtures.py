@@ -139,6 +139,12 @@ class DisabledHypervisorStatusFixture(APIFixture):
     OVERRIDES = {'api.disabled_extensions': ['os-hypervisor-status']}
 
 
+class ForceDownMarksShutdownFixture(APIFixture):
+    """A force-down also marks the host's servers powered off."""
+
+    OVERRIDES = {'force_down_marks_instances_shutdown': True}
+
+
 class SmallBodyLimitFixture(APIFixture):
     """Bodies over 1 KiB are refused, so a 413 is cheap to provoke."""
 

@@ -109,6 +109,11 @@ def _endpoints():
         ('GET', '/v2.1/os-hypervisors/host1/servers', '2.1', None, 200),
         ('GET', '/v2.1/os-availability-zone/detail', '2.1', None, 200),
         ('GET', '/v2/os-availability-zone/detail', None, None, 200),
+        # host3 is forced down: its servers' states may change.
+        ('POST', '/v2.1/os-host-servers/host3/action', '2.1',
+         {'mark_shutdown': None}, 200),
+        ('POST', '/v2.1/os-host-servers/host3/action', '2.1',
+         {'os-resetState': {'state': 'error'}}, 200),
         ('DELETE', '/v2.1/os-services/' + _env('HOST4_SERVICE_ID'), '2.1',
          None, 204),
         ('DELETE', '/v2.1/os-services/' + _env('SCHEDULER_SERVICE_UUID'),
