@@ -126,6 +126,14 @@ class ComputeServiceInUse(Invalid):
     msg_fmt = 'Compute service of %(host)s is still in use.'
 
 
+class ForceUpWithEvacuationsLeft(Invalid):
+    msg_fmt = ('Unable to force up host %(host)s as `done` evacuation '
+               'migration records remain associated with the host. Ensure '
+               'the compute service has been restarted, allowing these '
+               'records to move to `completed` before retrying this '
+               'request.')
+
+
 class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 

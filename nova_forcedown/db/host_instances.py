@@ -28,17 +28,14 @@ _IDS_PER_UPDATE = 500
 def _lock_compute_service(connection, host):
     """The live nova-compute service of ``host``, locked; None if none.
 
-    On SQLite a write that changes nothing takes the database's write
-    lock before anything is read (see
-    :func:`nova_forcedown.db.instances._take_write_lock` for why); other
+    On SQLite the transaction takes the database's write lock before it
+    reads (:func:`nova_forcedown.db.api.write_first` says why); other
     backends lock the row with SELECT ... FOR UPDATE.
     """
     where = (_SERVICES.c.host == host,
              _SERVICES.c.binary == db_api.COMPUTE_BINARY,
              _SERVICES.c.deleted == 0)
-    if connection.dialect.name == 'sqlite':
-        connection.execute(_SERVICES.update().where(*where).values(
-            deleted=_SERVICES.c.deleted))
+    db_api.write_first(connection)
     row = connection.execute(
         sa.select(_SERVICES).where(*where).with_for_update()).first()
     return None if row is None else db_api.ServiceRow._make(row)

@@ -50,17 +50,22 @@ def service_update_compute(context, values, uuid=None, host=None,
     row as now stored, a :class:`db_api.ServiceRow`, or None when there is
     no such service (the caller finds out why). A force-down over the
     limit is :class:`exception.ForcedDownLimitExceeded`, and writes
-    nothing.
+    nothing; so is forcing a host up while evacuations away from it are
+    ``done`` but not yet ``completed`` by its agent's return
+    (:class:`exception.ForceUpWithEvacuationsLeft`, Nova's guard: the
+    agent must first remove what was evacuated away).
     """
     connection = context.connection
     target = _target(uuid, host)
-    _take_write_lock(connection, target)
+    db_api.write_first(connection)
     if limit is not None and values.get('forced_down'):
         old = _lock_checked_against_zone(connection, target, limit)
     else:
         old = _lock(connection, *target)
     if old is None:
         return None
+    if values.get('forced_down') is False:
+        _refuse_force_up_with_evacuations_left(connection, old.host)
     now = _stored_now(connection)
     connection.execute(sa.update(_SERVICES).where(_SERVICES.c.id == old.id)
                        .values(updated_at=now, **values))
@@ -70,6 +75,17 @@ def service_update_compute(context, values, uuid=None, host=None,
          for field in _AUDITED_FIELDS if field in values],
         service_uuid=old.uuid, now=now)
     return old._replace(updated_at=now, **values)
+
+
+def _refuse_force_up_with_evacuations_left(connection, host):
+    migrations = models.Migration.__table__
+    left = connection.execute(sa.select(migrations.c.id).where(
+        migrations.c.source_compute == host,
+        migrations.c.migration_type == 'evacuation',
+        migrations.c.status == 'done',
+        migrations.c.deleted == 0).limit(1)).first()
+    if left is not None:
+        raise exception.ForceUpWithEvacuationsLeft(host=host)
 
 
 def _stored_now(connection):
@@ -99,20 +115,6 @@ def _target(uuid, host):
             _SERVICES.c.binary == db_api.COMPUTE_BINARY,
             _SERVICES.c.uuid == uuid if uuid is not None
             else _SERVICES.c.host == host)
-
-
-def _take_write_lock(connection, target):
-    """On SQLite, make the transaction a writer before it reads.
-
-    SQLite ignores FOR UPDATE, and in WAL mode a transaction that read
-    before another writer committed can no longer write. An UPDATE that
-    changes nothing waits for the write lock as any write does, so the
-    reads after it see the latest rows, and concurrent changes (and the
-    guard's counts) take turns. Other backends lock rows with FOR UPDATE.
-    """
-    if connection.dialect.name == 'sqlite':
-        connection.execute(sa.update(_SERVICES).where(*target).values(
-            deleted=_SERVICES.c.deleted, updated_at=_SERVICES.c.updated_at))
 
 
 def _lock(connection, *criteria):
