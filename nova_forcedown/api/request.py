@@ -52,6 +52,15 @@ class Request(webob.Request):
         context = self.context
         return None if context.is_admin else context.project_id
 
+    def page_size(self, limit_text):
+        """A listing's page size: ``limit`` up to [api] max_limit.
+
+        No limit, or 0, is max_limit, as Nova pages.
+        """
+        max_limit = self.app.conf.api.max_limit
+        limit = int(limit_text) if limit_text is not None else 0
+        return min(limit or max_limit, max_limit)
+
     def is_up(self, service):
         return self.app.servicegroup.service_is_up(service)
 

@@ -40,8 +40,8 @@ class CliTestCase(test_end_to_end_servers.ServersTestCase):
     def api_config_files(self):
         return super().api_config_files() + self.keystone.api_config_files()
 
-    def openstack(self, *args):
-        """What ``openstack ARGS`` prints; a failed command fails the test.
+    def run_client(self, command, *args):
+        """The finished ``command ARGS`` (openstack, nova), as an admin.
 
         The environment is this one without its OS_* variables (the test
         runner's included), plus the admin's openrc.
@@ -49,15 +49,22 @@ class CliTestCase(test_end_to_end_servers.ServersTestCase):
         environment = {name: value for name, value in os.environ.items()
                        if not name.startswith('OS_')}
         environment.update(self.keystone.admin_environment())
-        result = subprocess.run(
-            [processes.script('openstack'), *args], capture_output=True,
+        return subprocess.run(
+            [processes.script(command), *args], capture_output=True,
             text=True, timeout=120, stdin=subprocess.DEVNULL,
             env=environment)
+
+    def client_output(self, command, *args):
+        """What ``command ARGS`` prints; a failed command fails the test."""
+        result = self.run_client(command, *args)
         self.assertEqual(0, result.returncode,
-                         'openstack %s:\n%s\nAPI log:\n%s' % (
-                             ' '.join(args), result.stderr,
-                             self.api.output()[-3000:]))
+                         '%s %s:\n%s%s\nAPI log:\n%s' % (
+                             command, ' '.join(args), result.stdout,
+                             result.stderr, self.api.output()[-3000:]))
         return result.stdout
+
+    def openstack(self, *args):
+        return self.client_output('openstack', *args)
 
     def openstack_json(self, *args):
         return json.loads(self.openstack(*args, '-f', 'json'))
@@ -182,27 +189,10 @@ class TestEvacuationWithTheCli(CliTestCase):
     Once the host is forced down, as an operator recovers a fenced host.
     """
 
-    def nova_cli(self, *args):
-        """What ``nova ARGS`` prints, with the admin's openrc."""
-        environment = {name: value for name, value in os.environ.items()
-                       if not name.startswith('OS_')}
-        environment.update(self.keystone.admin_environment())
-        result = subprocess.run(
-            [processes.script('nova'), *args], capture_output=True,
-            text=True, timeout=120, stdin=subprocess.DEVNULL,
-            env=environment)
-        self.assertEqual(0, result.returncode, 'nova %s:\n%s%s' % (
-            ' '.join(args), result.stdout, result.stderr))
-        return result.stdout
-
     def test_evacuate_one_server_then_the_rest_of_the_host(self):
         servers = self.servers_of(FAILED_HOST)
-        refused = subprocess.run(
-            [processes.script('openstack'), 'server', 'evacuate',
-             servers[0]['ID']], capture_output=True, text=True,
-            env=dict({name: value for name, value in os.environ.items()
-                      if not name.startswith('OS_')},
-                     **self.keystone.admin_environment()))
+        refused = self.run_client('openstack', 'server', 'evacuate',
+                                  servers[0]['ID'])
         self.assertNotEqual(0, refused.returncode)
         self.assertIn('Compute service of %s is still in use' % FAILED_HOST,
                       refused.stderr)
@@ -212,7 +202,7 @@ class TestEvacuationWithTheCli(CliTestCase):
         self.openstack('server', 'evacuate', servers[0]['ID'])
         self.assertTrue(processes.wait_until(lambda: self.server(
             servers[0]['ID'])['OS-EXT-SRV-ATTR:host'] == 'e2e-2'))
-        self.nova_cli('host-evacuate', FAILED_HOST)
+        self.client_output('nova', 'host-evacuate', FAILED_HOST)
 
         self.assertTrue(processes.wait_until(
             lambda: self.servers_of(FAILED_HOST) == []))

@@ -28,7 +28,7 @@ def list_actions(req):
         return _listing(actions, paged)
     last = {name: values[-1] for name, values in params.items()}
     since, before = validation.changes_window(last)
-    limit = _page_size(req, last.get('limit'))
+    limit = req.page_size(last.get('limit'))
     actions = instance_action.get_all(
         req.context, server.uuid, limit=limit, marker=last.get('marker'),
         changes_since=since, changes_before=before)
@@ -91,13 +91,6 @@ def _listing(actions, with_updated_at, extra=None):
     return api_request.listing_response(
         'instanceActions', actions,
         lambda record: views.action(record, with_updated_at), extra)
-
-
-def _page_size(req, limit_text):
-    """The page size: ``limit`` up to [api] max_limit; 0 is no limit."""
-    max_limit = req.app.conf.api.max_limit
-    limit = int(limit_text) if limit_text is not None else 0
-    return min(limit or max_limit, max_limit)
 
 
 def _next_links(req, actions, limit):

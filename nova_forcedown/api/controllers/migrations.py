@@ -28,7 +28,7 @@ def list_migrations(req):
     paged = version.matches(microversion.V2_59)
     since, before = (validation.changes_window(last) if paged
                      else (None, None))
-    limit = _page_size(req, last.get('limit')) if paged else None
+    limit = req.page_size(last.get('limit')) if paged else None
     records = db_migrations.migrations_get_all(
         context, exact=_exact(last), host=last.get('host'),
         hidden=(validation.to_bool(last['hidden'])
@@ -66,13 +66,6 @@ def _exact(last):
     if 'host' in last:
         exact.pop('source_compute', None)
     return exact
-
-
-def _page_size(req, limit_text):
-    """The page size: ``limit`` up to [api] max_limit; 0 is no limit."""
-    max_limit = req.app.conf.api.max_limit
-    limit = int(limit_text) if limit_text is not None else 0
-    return min(limit or max_limit, max_limit)
 
 
 def _next_links(req, records, limit, last):

@@ -26,7 +26,7 @@ def list_history(req):
     params = validation.query(req, schemas.HISTORY_QUERY)
     req.context.can(policies.HISTORY)
     service = _service(req, req.urlvars['id'])
-    limit = _page_size(req, validation.last(params, 'limit'))
+    limit = req.page_size(validation.last(params, 'limit'))
     marker = validation.last(params, 'marker')
     entries = service_history.get_for_host(
         req.context, service.host, binary=service.binary, limit=limit,
@@ -52,13 +52,6 @@ def _service(req, service_id):
     except exception.ServiceNotFound:
         raise webob.exc.HTTPNotFound(
             explanation='Service %s not found.' % service_id)
-
-
-def _page_size(req, limit_text):
-    """``limit`` up to [api] max_limit; 0 or none is max_limit."""
-    max_limit = req.app.conf.api.max_limit
-    limit = int(limit_text) if limit_text is not None else 0
-    return min(limit or max_limit, max_limit)
 
 
 def _next_links(req, entries, limit):
