@@ -153,7 +153,7 @@ class TestAgentDatabaseTrouble(base.BaseTestCase):
         agent = self.useFixture(commands.AgentProcess(
             database, '--host', 'compute-a'))
 
-        self.assertEqual(1, agent.process.wait(10))
+        self.assertEqual(1, agent.process.wait(30))
         log = agent.log()
         self.assertNotIn('Traceback', log)
         self.assertEqual(1, len(log.strip().splitlines()), log)
