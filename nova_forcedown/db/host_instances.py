@@ -14,6 +14,7 @@ from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import instances as db_instances
 from nova_forcedown.db import models
 from nova_forcedown.db import service_admin as db_service_admin
+from nova_forcedown.db import service_history
 from nova_forcedown import exception
 
 context_manager = db_api.context_manager
@@ -23,6 +24,10 @@ _SERVICES = models.Service.__table__
 
 # Ids per UPDATE: well under every backend's limit of bound parameters.
 _IDS_PER_UPDATE = 500
+
+# What the service's history calls each host-wide action.
+_HISTORY_EVENTS = {'markShutdown': 'mark-servers-shutdown',
+                   'resetState': 'reset-servers-state'}
 
 
 def _lock_compute_service(connection, host):
@@ -118,7 +123,11 @@ def _change_servers(connection, context, host, change, action):
             connection.execute(_INSTANCES.update().where(
                 _INSTANCES.c.id.in_(ids[start:start + _IDS_PER_UPDATE]))
                 .values(**dict(values)))
-    db_instance_actions.record_actions(
-        connection, context, [after.uuid for _, after in changed], action,
-        now)
+    uuids = [after.uuid for _, after in changed]
+    db_instance_actions.record_actions(connection, context, uuids, action,
+                                       now)
+    if changed:
+        service_history.history_record(
+            connection, context, host, _HISTORY_EVENTS[action],
+            [service_history.Change('servers', None, uuids)], now=now)
     return changed

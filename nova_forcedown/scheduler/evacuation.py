@@ -16,6 +16,7 @@ the server in vm_state error, as Nova leaves it once its scheduler fails.
 from oslo_utils import timeutils
 
 from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import service_history
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
@@ -110,6 +111,12 @@ def _accepted(context, server, found, host, force, stop_after, connection):
         'migration_type': db_migrations.EVACUATION,
         'source_compute': server.host, 'source_node': server.node,
         'target_vm_state': target_vm_state(server.vm_state, stop_after)}
+    service_history.history_record(
+        connection, context, server.host,
+        'evacuate' if found is not None else 'evacuate-failed',
+        [service_history.Change('server %s host' % server.uuid, server.host,
+                                found.host if found is not None else None)],
+        now=now)
     if found is None:
         migration.update(status=db_migrations.ERROR, dest_compute=host)
         row = db_migrations.migration_create(connection, context, migration,

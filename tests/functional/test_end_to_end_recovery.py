@@ -170,6 +170,45 @@ class TestMasakariHostFailure(RecoveryTestCase):
         self.assert_repaired_host_duplicates_nothing(nova)
 
 
+class TestMasakariAutoRecovery(RecoveryTestCase):
+    """Masakari's auto recovery, at 2.53.
+
+    No host named: the scheduler picks. Masakari unlocks what it locked
+    once each server is there.
+    """
+
+    def test_evacuated_where_the_scheduler_says(self):
+        nova = self.nova('2.53')
+        [service] = nova.services.list(host=FAILED, binary='nova-compute')
+        nova.services.disable_log_reason(service.id, MASAKARI_REASON)
+        self.assertTrue(commands.wait_until(lambda: nova.services.list(
+            host=FAILED, binary='nova-compute')[0].state == 'down'))
+        servers = nova.servers.list(
+            search_opts={'host': FAILED, 'all_tenants': True})
+        locked_by_masakari = []
+        for server in servers:
+            server = nova.servers.get(server.id)
+            if not server.locked:
+                nova.servers.lock(server.id)
+                locked_by_masakari.append(server.id)
+            if getattr(server, 'OS-EXT-STS:task_state'):
+                nova.servers.reset_state(server.id, 'error')
+            nova.servers.evacuate(server.id)
+        for server in servers:
+            self.assertTrue(commands.wait_until(
+                lambda: _settled_on(nova.servers.get(server.id), RESERVED)))
+        for uuid in locked_by_masakari:
+            nova.servers.unlock(uuid)
+
+        self.assertEqual([self.locked.id], [
+            server.id for server in nova.servers.list(
+                search_opts={'host': RESERVED, 'all_tenants': True})
+            if server.locked])
+        self.assertEqual(4, len(nova.servers.list(
+            search_opts={'host': RESERVED, 'all_tenants': True})))
+        self.assert_repaired_host_duplicates_nothing(nova)
+
+
 class TestFenceEvacuate(RecoveryTestCase):
     """fence_evacuate's action off, at 2.11.
 
