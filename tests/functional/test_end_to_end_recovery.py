@@ -84,8 +84,12 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         self.assertEqual({'completed'}, {
             migration.status for migration in
             self.nova('2.59').migrations.list()})
-        [service] = fencer.services.list(host=FAILED, binary='nova-compute')
-        self.assertEqual(('up', 'enabled'), (service.state, service.status))
+        # Up at the agent's next heartbeat, now that it is no longer
+        # forced down.
+        self.assertTrue(commands.wait_until(lambda: [
+            (service.state, service.status) for service in
+            fencer.services.list(host=FAILED, binary='nova-compute')] ==
+            [('up', 'enabled')]), agent.log())
 
 
 class TestMasakariHostFailure(RecoveryTestCase):
