@@ -18,7 +18,6 @@ from oslo_utils import timeutils
 from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown.db import service_history
 from nova_forcedown import exception
-from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.scheduler import host_selection
@@ -39,9 +38,12 @@ def target_vm_state(vm_state, stop_after):
     return operations.ACTIVE
 
 
-def evacuate(context, conf, is_up, uuid, host=None, force=False,
+def evacuate(context, conf, is_up, seen, host=None, force=False,
              stop_after=False, project_id=None):
-    """Accept the evacuation of server ``uuid``; its migration row.
+    """Accept the evacuation of a server; its migration row.
+
+    ``seen`` is the server's record as its caller read it (and authorized
+    the request against); the transaction reads it again, locked.
 
     ``host``: the destination asked for, checked by the scheduler unless
     ``force`` (2.1-2.28, or force at 2.29-2.67). ``is_up``: the
@@ -55,8 +57,6 @@ def evacuate(context, conf, is_up, uuid, host=None, force=False,
     if host is not None and not service_obj.ServiceList.get_records(
             context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
         raise exception.ComputeHostNotFoundForEvacuation(host=host)
-    seen = instance_obj.Instance.get_record(context, uuid,
-                                            project_id=project_id)
     source_up = _is_in_use(context, is_up, seen.host)
     choices = _choices(context, conf, is_up, seen, host, force)
     migration = []
@@ -73,7 +73,7 @@ def evacuate(context, conf, is_up, uuid, host=None, force=False,
         migration.append(row)
         return values
 
-    operations.act(context, uuid, change, 'evacuate', project_id)
+    operations.act(context, seen.uuid, change, 'evacuate', project_id)
     return migration[0]
 
 

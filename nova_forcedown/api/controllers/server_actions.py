@@ -89,7 +89,7 @@ def _evacuate(req, args):
             explanation="admin password can't be changed on existing disk")
     evacuation.evacuate(
         req.context, req.app.conf, req.app.servicegroup.service_is_up,
-        server.uuid, host=host,
+        server, host=host,
         force=host is not None and (force or not version.matches(
             microversion.V2_29)),
         stop_after=version.matches(microversion.V2_95),

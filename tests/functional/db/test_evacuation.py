@@ -66,8 +66,9 @@ class _EvacuationBase:
             roles=['admin'])
 
     def evacuate(self, uuid, **kwargs):
-        return evacuation.evacuate(self.admin, self.conf, self.is_up, uuid,
-                                   **kwargs)
+        return evacuation.evacuate(
+            self.admin, self.conf, self.is_up,
+            instance_obj.Instance.get_record(self.context, uuid), **kwargs)
 
     def hosts_of(self, uuids):
         return [instance_obj.Instance.get_record(self.context, uuid).host
