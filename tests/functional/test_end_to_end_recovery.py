@@ -1,13 +1,16 @@
 """The recovery half of instance HA, replayed against the real processes.
 
-What Masakari's host-failure recovery and Pacemaker's fence_evacuate send
-(../shared/nova-behaviour-recovery.md, sections 6.1 and 6.2), in their
-order and through python-novaclient at their microversions, against the
+What Masakari's host-failure recovery and Pacemaker's fence_compute and
+fence_evacuate send (../shared/nova-behaviour-recovery.md, sections 6.1
+and 6.2), in their order and through python-novaclient at their
+microversions, against the
 real API server and fake-driver agents: the failed host's agent is
 stopped, the reserved host's runs and rebuilds what is evacuated to it.
 Then the failed host is repaired: its agent comes back, removes what was
 evacuated away and makes nothing again, and the host is unfenced.
 """
+
+from urllib import parse
 
 from novaclient import exceptions as nova_exceptions
 
@@ -29,6 +32,85 @@ def _settled_on(server, host):
 def _is_true(text):
     """fence_evacuate's reading of the evacuable extra spec."""
     return text.lower() == 'true'
+
+
+class FenceCompute:
+    """fence-agents' agents/compute/fence_compute.py, action by action.
+
+    Each action connects as the agent does (novaclient at 2.11, probed
+    with a hypervisors listing), works out the plug's domain from every
+    compute service, then reads and changes the plug's service.
+    """
+
+    def __init__(self, nova):
+        self._nova = nova
+
+    def status(self, plug):
+        """What the agent calls the host: on, off, failed or running."""
+        self._connect()
+        return self._status(plug)
+
+    def plugs(self):
+        """Action list: every compute host, long and short names.
+
+        No plug, so no domain to work out: the probe, then the list.
+        """
+        self._nova.hypervisors.list()
+        return sorted({name for service in self._compute_services()
+                       for name in (service.host,
+                                    service.host.split('.')[0])})
+
+    def off(self, plug):
+        """Force the service down and disable it, unless already off."""
+        self._connect()
+        if self._status(plug) == 'off':
+            return
+        self._nova.services.force_down(plug, 'nova-compute', True)
+        self._nova.services.disable(plug, 'nova-compute')
+
+    def on(self, plug):
+        """Unfence: clear forced_down and enable, when off or degraded."""
+        self._connect()
+        if self._status(plug) in ('off', 'running', 'failed'):
+            self._nova.services.force_down(plug, 'nova-compute', False)
+            self._nova.services.enable(plug, 'nova-compute')
+
+    def _connect(self):
+        self._nova.hypervisors.list()
+        # fix_plug_name: the domain of the compute hosts' names.
+        self._compute_services()
+
+    def _compute_services(self):
+        return self._nova.services.list(binary='nova-compute')
+
+    def _status(self, plug):
+        [service] = self._nova.services.list(host=plug,
+                                             binary='nova-compute')
+        return {('up', 'enabled'): 'on', ('down', 'disabled'): 'off'}.get(
+            (service.state, service.status),
+            'failed' if service.state == 'down' else 'running')
+
+
+class CallLog:
+    """The requests a keystoneauth session sends: method, path, version."""
+
+    def __init__(self, session):
+        self.calls = []
+        session.session.hooks['response'].append(self._record)
+
+    def _record(self, response, *args, **kwargs):
+        request = response.request
+        url = parse.urlsplit(request.url)
+        path = url.path.split('/v2.1', 1)[-1]
+        if url.query:
+            path += '?' + parse.unquote(url.query)
+        self.calls.append((request.method, path,
+                           request.headers['X-OpenStack-Nova-API-Version'],
+                           response.status_code))
+
+    def take(self):
+        calls, self.calls = self.calls, []
+        return calls
 
 
 class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
@@ -76,9 +158,7 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
             '--project-id', OWNER)
         self.assertTrue(agent.wait_for_log('Removed 4 server(s) evacuated'),
                         agent.log())
-        fencer = self.nova('2.11')
-        fencer.services.force_down(FAILED, 'nova-compute', False)
-        fencer.services.enable(FAILED, 'nova-compute')
+        self.unfence()
         self.assertEqual(4, len(self.database.query(
             'SELECT id FROM instances')))
         self.assertEqual({'completed'}, {
@@ -86,10 +166,17 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
             self.nova('2.59').migrations.list()})
         # Up at the agent's next heartbeat, now that it is no longer
         # forced down.
-        self.assertTrue(commands.wait_until(lambda: [
-            (service.state, service.status) for service in
-            fencer.services.list(host=FAILED, binary='nova-compute')] ==
-            [('up', 'enabled')]), agent.log())
+        fencer = FenceCompute(self.nova('2.11'))
+        self.assertTrue(commands.wait_until(
+            lambda: fencer.status(FAILED) == 'on'), agent.log())
+
+    def unfence(self):
+        """fence_compute's action on, once the host is back in its cluster.
+
+        The agent runs again but the service is still forced down and
+        disabled: the fence agent calls it off, so it clears both.
+        """
+        FenceCompute(self.nova('2.11')).on(FAILED)
 
 
 class TestMasakariHostFailure(RecoveryTestCase):
@@ -213,17 +300,48 @@ class TestMasakariAutoRecovery(RecoveryTestCase):
         self.assert_repaired_host_duplicates_nothing(nova)
 
 
-class TestFenceEvacuate(RecoveryTestCase):
-    """fence_evacuate's action off, at 2.11.
+class TestPacemakerInstanceHA(RecoveryTestCase):
+    """Pacemaker's instance HA: fence_compute, then fence_evacuate.
 
-    fence-agents' agents/evacuate/fence_evacuate.py, once fence_compute
-    fenced the host.
+    fence-agents' agents/compute/fence_compute.py fences the host (its
+    actions list, off, status; on once the host is back), then
+    agents/evacuate/fence_evacuate.py's action off evacuates it, both
+    through novaclient at 2.11. The fence_compute calls are checked one
+    by one, with their microversion.
     """
 
-    def test_up_to_evacuation(self):
-        fencer = self.nova('2.11')
-        fencer.services.force_down(FAILED, 'nova-compute', True)
-        fencer.services.disable(FAILED, 'nova-compute')
+    CONNECT = [('GET', '/os-hypervisors/detail', '2.11', 200),
+               ('GET', '/os-services?binary=nova-compute', '2.11', 200)]
+    READ_PLUG = [('GET', '/os-services?host=%s&binary=nova-compute' % FAILED,
+                  '2.11', 200)]
+
+    def setUp(self):
+        super().setUp()
+        self.calls = CallLog(self.session)
+
+    def unfence(self):
+        self.calls.take()
+        super().unfence()
+        self.assertEqual(self.CONNECT + self.READ_PLUG + [
+            ('PUT', '/os-services/force-down', '2.11', 200),
+            ('PUT', '/os-services/enable', '2.11', 200)], self.calls.take())
+
+    def test_fence_compute_then_fence_evacuate(self):
+        fencer = FenceCompute(self.nova('2.11'))
+        self.assertEqual([FAILED, RESERVED], fencer.plugs())
+        # Pacemaker lost the host before Nova's heartbeat window ended.
+        self.assertIn(fencer.status(FAILED), ('on', 'failed'))
+        fencer.off(FAILED)
+        self.assertEqual('off', fencer.status(FAILED))
+        self.assertEqual(
+            self.CONNECT + self.CONNECT + self.READ_PLUG +
+            self.CONNECT + self.READ_PLUG + [
+                ('PUT', '/os-services/force-down', '2.11', 200),
+                ('PUT', '/os-services/disable', '2.11', 200)] +
+            self.CONNECT + self.READ_PLUG, self.calls.take())
+        # A second off (Pacemaker retries) changes nothing.
+        fencer.off(FAILED)
+        self.assertEqual(self.CONNECT + self.READ_PLUG, self.calls.take())
 
         nova = self.nova('2.11')
         nova.hypervisors.list()
