@@ -8,6 +8,8 @@ one row check the row count. Listings are one query, never one per row.
 import collections
 import functools
 import os
+import threading
+import weakref
 
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
@@ -58,6 +60,12 @@ def is_outage(exc):
 _TAKE_WRITE_LOCK = sa.text('UPDATE services SET id = id WHERE 0 = 1')
 
 
+# {engine: (lock, timeout)} of the SQLite file engines this process made: their
+# writer transactions that read first queue on it (see write_first).
+_WRITER_QUEUES = weakref.WeakKeyDictionary()
+_HOLDS_WRITER_QUEUE = 'nova_forcedown.writer_queue'
+
+
 def write_first(connection):
     """On SQLite, make the transaction a writer before it reads.
 
@@ -67,9 +75,52 @@ def write_first(connection):
     that changes nothing takes the write lock, waiting for it as any write
     does, and every read after it sees the latest rows. Other backends
     need nothing: their writes wait for row locks.
+
+    The threads of one process first queue on a lock of their own: SQLite
+    makes a waiting writer poll, sleeping up to 100 ms between tries, so
+    that under load a writer could lose its turn again and again.
     """
-    if connection.dialect.name == 'sqlite':
-        connection.execute(_TAKE_WRITE_LOCK)
+    if connection.dialect.name != 'sqlite':
+        return
+    _join_writer_queue(connection)
+    connection.execute(_TAKE_WRITE_LOCK)
+
+
+def _join_writer_queue(connection):
+    queue = _WRITER_QUEUES.get(connection.engine)
+    if queue is None or connection.info.get(_HOLDS_WRITER_QUEUE):
+        return
+    lock, timeout = queue
+    if not lock.acquire(timeout=timeout):
+        raise db_exc.DBConnectionError(
+            'Timed out waiting for the SQLite write lock')
+    connection.info[_HOLDS_WRITER_QUEUE] = True
+
+
+def _leave_writer_queue(queue, info):
+    if info.pop(_HOLDS_WRITER_QUEUE, False):
+        queue[0].release()
+
+
+def _queue_writers(engine):
+    """Give ``engine``'s writer transactions a queue; left when they end.
+
+    A writer waits its turn there as long as SQLite would wait for the
+    lock.
+    """
+    queue = (threading.Lock(), float(engine.url.query.get(
+        'timeout', SQLITE_BUSY_TIMEOUT_MS / 1000.0)))
+    _WRITER_QUEUES[engine] = queue
+
+    @sa.event.listens_for(engine, 'commit')
+    @sa.event.listens_for(engine, 'rollback')
+    def _transaction_ended(connection):
+        _leave_writer_queue(queue, connection.info)
+
+    # However the connection goes back to the pool, its turn ends.
+    @sa.event.listens_for(engine, 'checkin')
+    def _checked_in(dbapi_connection, connection_record):
+        _leave_writer_queue(queue, connection_record.info)
 
 
 def write_transaction(function):
@@ -172,23 +223,28 @@ def _setup_sqlite(engine):
     busy timeout makes a writer wait for the lock rather than fail at once
     with "database is locked" (a ``timeout`` in the URL, in seconds, wins).
     Every other backend is left alone.
+
+    Both cost no statement per connection (a file's engine opens one per
+    transaction): the timeout is an argument of the connection, and the
+    journal mode, kept in the file, is set by the engine's first one.
     """
     if engine.dialect.name != 'sqlite':
         return
     if engine.url.database in (None, '', ':memory:'):
         return
-    pragmas = ['PRAGMA journal_mode = WAL']
-    if 'timeout' not in engine.url.query:
-        pragmas.insert(0, 'PRAGMA busy_timeout = %d' % SQLITE_BUSY_TIMEOUT_MS)
+    in_wal_mode = threading.Event()
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _busy_timeout(dialect, connection_record, cargs, cparams):
+        cparams.setdefault('timeout', SQLITE_BUSY_TIMEOUT_MS / 1000.0)
 
     @sa.event.listens_for(engine, 'connect')
-    def _sqlite_pragmas(dbapi_connection, connection_record):
-        cursor = dbapi_connection.cursor()
-        try:
-            for pragma in pragmas:
-                cursor.execute(pragma)
-        finally:
-            cursor.close()
+    def _wal_mode(dbapi_connection, connection_record):
+        if not in_wal_mode.is_set():
+            dbapi_connection.execute('PRAGMA journal_mode = WAL').close()
+            in_wal_mode.set()
+
+    _queue_writers(engine)
 
 
 # Engines this context manager creates (not the test fixtures' own).

@@ -284,3 +284,38 @@ class TestLongReadOnSqlite(_SqliteAppTestCase):
         finally:
             reader.execute('ROLLBACK')
         self.assertEqual([], failures)
+
+
+class TestRefusedWritesOnSqlite(_SqliteAppTestCase):
+    """A write refused midway leaves SQLite's lock to the next writer.
+
+    A stop of a locked server is refused (409) once its transaction holds
+    the write lock; were the lock not released with the rollback, every
+    later writer would wait out the lock timeout and answer 503.
+    """
+
+    URL_QUERY = '?timeout=1'
+
+    def test_writers_after_refusals_succeed(self):
+        ctxt = context.get_admin_context()
+        locked, free = (nf_fixtures.create_instance(ctxt, service.host).uuid
+                        for service in self.services[:2])
+        self._request('POST', '/servers/%s/action' % locked, '2.73',
+                      {'lock': None})
+        statuses = []
+
+        def refuse_then_write():
+            for _ in range(3):
+                for uuid, action in ((locked, 'os-stop'), (free, 'lock'),
+                                     (free, 'unlock')):
+                    statuses.append(self._request(
+                        'POST', '/servers/%s/action' % uuid, '2.73',
+                        {action: None}).status_int)
+
+        threads = [threading.Thread(target=refuse_then_write)
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual([202] * 12 + [409] * 6, sorted(statuses))
