@@ -15,6 +15,7 @@ the server in vm_state error, as Nova leaves it once its scheduler fails.
 
 from oslo_utils import timeutils
 
+from nova_forcedown.db import api as db_api
 from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown.db import service_history
 from nova_forcedown import exception
@@ -54,11 +55,13 @@ def evacuate(context, conf, is_up, seen, host=None, force=False,
     checks see the server as it is, and each candidate's claim its usage
     as it is, so the write lock (all of SQLite's) is held briefly.
     """
-    if host is not None and not service_obj.ServiceList.get_records(
-            context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
-        raise exception.ComputeHostNotFoundForEvacuation(host=host)
-    source_up = _is_in_use(context, is_up, seen.host)
-    choices = _choices(context, conf, is_up, seen, host, force)
+    # One read-only transaction (one connection) for all that.
+    with db_api.context_manager.reader.connection.using(context):
+        if host is not None and not service_obj.ServiceList.get_records(
+                context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
+            raise exception.ComputeHostNotFoundForEvacuation(host=host)
+        source_up = _is_in_use(context, is_up, seen.host)
+        choices = _choices(context, conf, is_up, seen, host, force)
     migration = []
 
     def change(server, connection):
