@@ -88,10 +88,11 @@ ZoneMembership = collections.namedtuple('ZoneMembership',
 
 
 @context_manager.reader.connection
-def zone_memberships(context, hosts=None):
+def zone_memberships(context, hosts=None, zone=None):
     """Each host in an aggregate with a zone, with that aggregate and zone.
 
-    Of every host, or only of ``hosts``. One statement.
+    Of every host, or only of ``hosts``, or only of the hosts that are in
+    ``zone`` (with their other zones too). One statement.
     """
     same_aggregate = _METADATA.c.aggregate_id == _HOSTS.c.aggregate_id
     query = (sa.select(_HOSTS.c.host, _HOSTS.c.aggregate_id, _METADATA.c.value)
@@ -100,6 +101,12 @@ def zone_memberships(context, hosts=None):
              .order_by(_HOSTS.c.aggregate_id, _HOSTS.c.host))
     if hosts is not None:
         query = query.where(_HOSTS.c.host.in_(sorted(set(hosts))))
+    if zone is not None:
+        in_zone = (sa.select(_HOSTS.c.host)
+                   .join(_METADATA, same_aggregate)
+                   .where(_METADATA.c.key == AZ_KEY,
+                          _METADATA.c.value == zone))
+        query = query.where(_HOSTS.c.host.in_(in_zone))
     return [ZoneMembership._make(row)
             for row in context.connection.execute(query)]
 

@@ -291,21 +291,23 @@ class AggregateList(base.ObjectListBase, base.NovaForcedownObject):
             cls, Aggregate, context,
             db_aggregates.aggregate_get_by_host(context, host))
 
-    @classmethod
-    def get_by_zone(cls, context, zone):
-        """The aggregates whose metadata makes them the zone ``zone``."""
-        return base.list_from_db(
-            cls, Aggregate, context,
-            db_aggregates.aggregate_get_by_zone(context, zone))
-
     @staticmethod
-    def zones_by_host(context, hosts=None):
+    def zones_by_host(context, hosts=None, zone=None):
         """{host: its zone text} for hosts in a zone, in one statement.
 
-        A host in aggregates of several zones (made before the rules, or
-        by hand) shows them joined by commas, as Nova shows it.
+        Of every host, of ``hosts``, or of the hosts in ``zone``. A host
+        in aggregates of several zones (made before the rules, or by hand)
+        shows them joined by commas, as Nova shows it.
         """
         zones = {}
-        for membership in db_aggregates.zone_memberships(context, hosts):
+        for membership in db_aggregates.zone_memberships(context, hosts,
+                                                         zone):
             zones.setdefault(membership.host, set()).add(membership.zone)
         return {host: _zone_text(names) for host, names in zones.items()}
+
+    @classmethod
+    def hosts_in_zone(cls, context, zone):
+        """The hosts whose zone is ``zone`` (not also another), sorted."""
+        return sorted(host for host, text in
+                      cls.zones_by_host(context, zone=zone).items()
+                      if text == zone)

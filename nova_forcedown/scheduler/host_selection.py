@@ -33,20 +33,26 @@ def candidates(context, conf, is_up, server, host=None):
     ``host``, when given, is the only one considered. ``is_up`` is the
     servicegroup's liveness of a service record.
     """
-    if host is None:
-        host_list = _zone_hosts(context, conf, server.availability_zone)
-    else:
+    zone = server.availability_zone
+    in_named_zone = bool(zone) and zone != conf.default_availability_zone
+    if host is not None:
         host_list = [host]
+    elif in_named_zone:
+        host_list = aggregate_obj.AggregateList.hosts_in_zone(context, zone)
+    else:
+        host_list = None
     services = service_obj.ServiceList.get_records(
         context, binary=service_obj.COMPUTE_BINARY, hosts=host_list)
     usable = [service for service in services
               if service.host != server.host and not service.disabled and
               not service.forced_down and is_up(service)]
-    if server.availability_zone:
+    # The hosts of a named zone were read as such; any other host must
+    # show the server's zone.
+    if zone and (host is not None or not in_named_zone):
         zones = zones_mod.ServiceZones.load(
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
-                  if zones.zone(service) == server.availability_zone]
+                  if zones.zone(service) == zone]
     hosts = [service.host for service in usable]
     usage = db_migrations.hosts_usage(context, hosts)
     found = []
@@ -57,18 +63,6 @@ def candidates(context, conf, is_up, server, host=None):
     found.sort(key=lambda candidate: -_free_memory(
         candidate, usage.get(candidate.host, (0, 0, 0))))
     return found
-
-
-def _zone_hosts(context, conf, zone):
-    """The hosts of ``zone``'s aggregates; None: any host may be in it.
-
-    The default zone has no aggregate: its hosts are those in none.
-    """
-    if not zone or zone == conf.default_availability_zone:
-        return None
-    return sorted({member for aggregate in
-                   aggregate_obj.AggregateList.get_by_zone(context, zone)
-                   for member in aggregate.hosts})
 
 
 def capacity_of(node):
