@@ -12,6 +12,7 @@ more memory than its node has, and no server was lost.
 
 import time
 
+import psutil
 import sqlalchemy as sa
 
 from tools.benchmark import agents
@@ -37,14 +38,17 @@ def measure(api, engine, label, failed_hosts, per_host, destinations):
         failed.stop()
         _force_down(api.port, failed.prefix, failed_hosts)
         started = time.perf_counter()
+        cpu_before = _cpu_seconds(api)
         shares = [uuids[index::clients.CLIENTS]
                   for index in range(clients.CLIENTS)]
         times, failures, _, accepted = clients.concurrently(
             lambda index: _evacuate(api.port, shares[index]))
+        api_cpu = _cpu_seconds(api) - cpu_before
         done = _wait_until_rebuilt(engine, uuids, dest.prefix)
         figures = latencies.summary(times, failures, set(), accepted)
         figures.update(
             servers=len(uuids), accepted_s=round(accepted, 2),
+            api_cpu_s=round(api_cpu, 2),
             active_on_destination_s=(round(done - started, 2)
                                      if done else None),
             lost=len(uuids) - _settled(engine, uuids, dest.prefix),
@@ -53,6 +57,18 @@ def measure(api, engine, label, failed_hosts, per_host, destinations):
     finally:
         failed.stop()
         dest.stop()
+
+
+def _cpu_seconds(api):
+    """CPU seconds (user and system) the API's processes used so far."""
+    total = 0.0
+    for process in api.processes():
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def _force_down(port, prefix, hosts):

@@ -118,10 +118,11 @@ def evacuations(write, line, runs):
     write('evacuation, 8 clients, one request per server at 2.53:\n')
     for name, item in figures.items():
         write('  %s: all accepted in %.2f s (median/p99 %s/%s ms, %d '
-              'failures), all active on a destination in %s s; lost %d, '
-              'hosts overcommitted %d\n' % (
+              'failures; API CPU %.2f s), all active on a destination in '
+              '%s s; lost %d, hosts overcommitted %d\n' % (
                   name, item['accepted_s'], short(item['median_ms']),
                   short(item['p99_ms']), item['failures'],
+                  item.get('api_cpu_s', 0),
                   item['active_on_destination_s'], item['lost'],
                   item['overcommitted_hosts']))
 
