@@ -132,3 +132,24 @@ class TestToozMembership(base.BaseTestCase):
         before = threading.active_count()
         self._heartbeat(*[_stale_service('c%d' % i) for i in range(20)])
         self.assertEqual(before, threading.active_count())
+
+
+class TestAnotherBackendByUrl(base.BaseTestCase):
+    """Nothing in the driver is Redis's: tooz's file backend, by URL."""
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        directory = self.useFixture(fixtures.TempDir()).path
+        _tooz_conf(self.conf, 'file://' + directory)
+        self.useFixture(utils_fixture.TimeFixture(NOW))
+
+    def test_members_are_up_others_follow_the_database(self):
+        beating, silent = _stale_service('c1'), _stale_service('c2')
+        forced = _stale_service('c3', forced_down=True)
+        beats = coordination.BackendHeartbeat(self.conf,
+                                              [beating, forced])
+        self.assertTrue(beats.tick())
+        is_up = servicegroup.API(self.conf).liveness()
+        self.assertEqual([True, False, False],
+                         [is_up(beating), is_up(silent), is_up(forced)])
