@@ -9,6 +9,8 @@ ENV_VERSION = 'nova_forcedown.version'
 ENV_APP = 'nova_forcedown.app'
 # The /v2 or /v2.1 prefix the root map moved into SCRIPT_NAME.
 ENV_MOUNT = 'nova_forcedown.mount'
+# The servicegroup's is_up of this request (one backend read for all).
+ENV_LIVENESS = 'nova_forcedown.liveness'
 
 
 class AppState:
@@ -62,7 +64,12 @@ class Request(webob.Request):
         return min(limit or max_limit, max_limit)
 
     def is_up(self, service):
-        return self.app.servicegroup.service_is_up(service)
+        """The servicegroup's liveness, read once for the whole request."""
+        is_up = self.environ.get(ENV_LIVENESS)
+        if is_up is None:
+            is_up = self.environ[ENV_LIVENESS] = (
+                self.app.servicegroup.liveness())
+        return is_up(service)
 
     def link_base(self):
         """Base URL of this API for links: the configured prefix or ours."""

@@ -60,13 +60,13 @@ SERVICE_COLUMNS = ('Id', 'UUID', 'Binary', 'Host', 'Zone', 'Status', 'State',
 def _service_list(conf):
     """Every service but the API ones, with state and status as the API."""
     migration.check_migrated()
-    servicegroup = servicegroup_api.API(conf)
+    is_up = servicegroup_api.API(conf).liveness()
     context = nf_context.get_admin_context()
     service_zones = zones.ServiceZones.load(context, conf)
     services = service_obj.ServiceList.get_all(context, include_api=False)
     print(_table(SERVICE_COLUMNS, [
         _service_row(service, service_zones.zone(service),
-                     servicegroup.service_is_up(service))
+                     is_up(service))
         for service in services]))
 
 
@@ -208,7 +208,7 @@ def _host_mark_shutdown(conf):
     host = conf.command.host_name
     changes = host_operations.mark_shutdown(
         nf_context.get_admin_context(), host,
-        servicegroup_api.API(conf).service_is_up)
+        servicegroup_api.API(conf).liveness())
     _print_host_changes(changes, 'Marked %d server(s) of %s shut down.'
                         % (len(changes), host))
 
@@ -220,7 +220,7 @@ def _host_reset_state(conf):
     state = 'active' if conf.command.active else 'error'
     changes = host_operations.reset_state(
         nf_context.get_admin_context(), host, state,
-        servicegroup_api.API(conf).service_is_up)
+        servicegroup_api.API(conf).liveness())
     _print_host_changes(changes, 'Reset %d server(s) of %s to %s.'
                         % (len(changes), host, state))
 
@@ -365,7 +365,7 @@ def _availability_zone_list(conf):
     context = nf_context.get_admin_context()
     services = service_obj.ServiceList.get_records(context)
     listed = zones.ServiceZones.load(context, conf).availability_zones(
-        services, servicegroup.service_is_up)
+        services, servicegroup.liveness())
     print(_table(ZONE_COLUMNS,
                  [row for zone in listed for row in _zone_rows(zone)]))
 

@@ -8,6 +8,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nova_forcedown.conf import api
+from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
@@ -15,7 +16,8 @@ from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
 from nova_forcedown.conf import wsgi
 
-_GROUP_MODULES = (default, database, api, wsgi, notifications, fencing)
+_GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
+                  coordination)
 
 PROJECT = 'nova_forcedown'
 

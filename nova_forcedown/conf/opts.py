@@ -4,6 +4,7 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 
 from nova_forcedown.conf import api
+from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
@@ -14,7 +15,7 @@ from nova_forcedown.conf import wsgi
 def list_opts():
     groups = {}
     for module in (default, database, api, wsgi, notifications,
-                   fencing):
+                   fencing, coordination):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

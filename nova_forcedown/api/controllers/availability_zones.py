@@ -26,7 +26,7 @@ def list_zones_detail(req):
     validation.query(req, _query_schema(req.version))
     req.context.can(policies.DETAIL)
     return api_request.json_response(views.zone_detail(
-        _zones(req, is_up=req.app.servicegroup.service_is_up)))
+        _zones(req, is_up=req.is_up)))
 
 
 ROUTES = {

@@ -90,7 +90,7 @@ def hypervisor_servers(req):
     req.context.can(policies.SERVERS)
     nodes = _matching(req, req.urlvars['id'])
     view = views.Hypervisors(req.version, _with_status(req))
-    is_up = req.app.servicegroup.service_is_up
+    is_up = req.is_up
     items = [view.summary(node, is_up(node.service)) for node in nodes]
     _add_servers(req, nodes, items, omit_empty=True)
     return api_request.json_response({'hypervisors': items})
@@ -149,7 +149,7 @@ def _page_size(req, limit_text):
 def _respond(req, nodes, view, key, params=None, links=None):
     """``view`` is a method of :class:`views.Hypervisors`."""
     views_of_request = views.Hypervisors(req.version, _with_status(req))
-    is_up = req.app.servicegroup.service_is_up
+    is_up = req.is_up
 
     def render(node):
         return view(views_of_request, node, is_up(node.service))

@@ -88,7 +88,7 @@ def _evacuate(req, args):
         raise webob.exc.HTTPBadRequest(
             explanation="admin password can't be changed on existing disk")
     evacuation.evacuate(
-        req.context, req.app.conf, req.app.servicegroup.service_is_up,
+        req.context, req.app.conf, req.is_up,
         server, host=host,
         force=host is not None and (force or not version.matches(
             microversion.V2_29)),

@@ -330,7 +330,7 @@ def _views(req, servers, detail):
         extra_specs=detail and context.can(policies.SHOW_FLAVOR_EXTRA_SPECS,
                                            target, fatal=False),
         links=_link_bases(req), services=services,
-        is_up=req.app.servicegroup.service_is_up, zones=zones,
+        is_up=req.is_up, zones=zones,
         default_zone=req.app.conf.default_availability_zone)
     return views.Servers(req.version, options)
 

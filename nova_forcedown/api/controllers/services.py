@@ -29,7 +29,7 @@ def list_services(req):
         binary=validation.last(params, 'binary') or None, include_api=False)
     view = views.Services(req.version, zones.ServiceZones.load(
         req.context, req.app.conf, hosts=[host] if host else None))
-    is_up = req.app.servicegroup.service_is_up
+    is_up = req.is_up
     return api_request.listing_response(
         'services', services,
         lambda service: view.service(service, is_up(service)))

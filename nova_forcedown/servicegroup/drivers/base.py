@@ -16,3 +16,12 @@ class Driver(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def get_updated_time(self, service):
         """When ``service`` last changed, as the driver knows it."""
+
+    def liveness(self):
+        """An ``is_up(service)`` for one request or listing.
+
+        A driver whose is_up asks a remote backend returns one that asks it
+        once for all the services it judges; the others are judged from
+        their rows alone.
+        """
+        return self.is_up

@@ -1,10 +1,12 @@
-"""The DB servicegroup driver heartbeats a real service row on SQLite."""
+"""Both servicegroup drivers heartbeat a real service row on SQLite."""
 
 import time
 
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup
+from nova_forcedown.servicegroup.drivers import coordination
 from tests import fixtures as nf_fixtures
+from tests import redis_fixtures
 
 # Longest a test waits for the heartbeat thread; it normally takes
 # milliseconds, as the first heartbeat is sent at once.
@@ -60,3 +62,22 @@ class TestDbDriverJoin(nf_fixtures.DbTestCase):
         self.assertTrue(stored.forced_down)
         self.assertIsNotNone(stored.last_seen_up)
         self.assertFalse(self.api.service_is_up(stored))
+
+
+class TestToozDriverJoin(TestDbDriverJoin):
+    """The same, on the tooz driver: backend and database heartbeats."""
+
+    def setUp(self):
+        super().setUp()
+        redis = self.useFixture(redis_fixtures.RedisNamespace())
+        self.conf.set_override('servicegroup_driver', 'tooz')
+        self.conf.set_override('backend_url', redis.url,
+                               group='coordination')
+        self.api = servicegroup.API(self.conf)
+
+    def test_joined_service_is_a_member_of_the_backend(self):
+        service = nf_fixtures.create_service(self.context)
+        self._join(service)
+        self.assertTrue(_wait_for(
+            lambda: coordination.member_id(service) in
+            (self.api._driver.members() or ())))

@@ -1,0 +1,322 @@
+"""tooz servicegroup driver: heartbeats go to a coordination backend.
+
+Every service is a member of one tooz group, with the member id
+``<binary>:<host>``; the backend forgets a member that has not heartbeaten
+for ``membership_timeout``, which the driver sets to service_down_time. So
+a service is up when the backend lists it, or when its database heartbeat
+(``services.last_seen_up``) is younger than service_down_time: the agent
+still writes that one, at a low rate (``[coordination]
+database_report_interval``). The database keeps ``forced_down`` and stays
+the judge while the backend is unreachable, has just restarted empty, or
+has not yet seen an agent still on the db driver; so no host looks down
+for want of the backend, and none looks up longer than service_down_time
+after its last heartbeat of either kind.
+
+Only tooz's public group API is used (get_coordinator, heartbeat,
+create_group, join_group, get_members), so any backend URL tooz supports
+works.
+"""
+
+import threading
+import time
+import urllib.parse
+import uuid
+
+from oslo_log import log as logging
+import tooz
+from tooz import coordination
+
+from nova_forcedown.conf import coordination as coordination_conf
+from nova_forcedown import exception
+from nova_forcedown.servicegroup import condition_log
+from nova_forcedown.servicegroup.drivers import base
+from nova_forcedown.servicegroup.drivers import db
+from nova_forcedown.servicegroup import heartbeat
+
+LOG = logging.getLogger(__name__)
+
+GROUP_ID = b'nova-forcedown-services'
+
+# Seconds a membership read serves every request before it is read again:
+# concurrent requests and listings share one read of the backend.
+SNAPSHOT_MAX_AGE = 1.0
+# Seconds the API leaves an unreachable backend alone before it asks
+# again; meanwhile liveness follows the database heartbeats.
+RETRY_AFTER = 5.0
+# Longest a request waits for a read of the backend. tooz's clients retry
+# for a long time (its Redis driver a minute on a refused connection):
+# past this, the request judges from the database heartbeats while the
+# read carries on for the next requests.
+READ_TIMEOUT = 2.0
+
+BACKEND_DOWN = condition_log.Messages(
+    level=logging.WARNING,
+    started='The coordination backend is unreachable (%(error)s); '
+            'liveness follows the database heartbeats until it is back.',
+    reminder='The coordination backend is still unreachable after '
+             '%(seconds)d s (%(error)s).',
+    ended='Recovered: the coordination backend answers again, after '
+          '%(seconds)d s.')
+
+HEARTBEATS_DOWN = condition_log.Messages(
+    level=logging.WARNING,
+    started='Heartbeats to the coordination backend failed (%(error)s); '
+            'retrying every %(interval)s s, and heartbeating to the '
+            'database meanwhile.',
+    reminder='Heartbeats to the coordination backend still fail after '
+             '%(seconds)d s (%(error)s).',
+    ended='Recovered: heartbeats reach the coordination backend again, '
+          'after %(seconds)d s.')
+
+
+def member_id(service):
+    """The tooz member id of a service (object or listing row)."""
+    return ('%s:%s' % (service.binary, service.host)).encode('utf-8')
+
+
+def get_coordinator(conf, member):
+    """A started tooz coordinator for ``member`` on the configured backend.
+
+    ``membership_timeout`` is service_down_time. Unless the URL says
+    otherwise, a driver that runs group calls on an executor runs them in
+    the calling thread, so an agent of many hosts starts no thread per
+    host.
+    """
+    url = conf.coordination.backend_url
+    given = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    options = {'membership_timeout': conf.service_down_time}
+    if 'executor' not in given:
+        options['executor'] = 'synchronous'
+    coordinator = coordination.get_coordinator(url, member, **options)
+    coordinator.start()
+    return coordinator
+
+
+class ToozDriver(base.Driver):
+
+    def __init__(self, conf, clock=time.monotonic):
+        self._conf = conf
+        self._clock = clock
+        self._database = db.DbDriver(conf)
+        self._lock = threading.Lock()
+        self._observer = None
+        self._members = None
+        self._read_at = None
+        self._pending = None
+        self._unreachable = condition_log.ConditionLog(
+            LOG, BACKEND_DOWN, conf.log_reminder_interval, clock)
+
+    def join(self, *services):
+        """Heartbeat ``services`` to the backend and, rarely, the database.
+
+        Two threads whatever the number of services: one heartbeats every
+        service to the backend every report_interval, the other writes
+        their database heartbeats every database_report_interval (and
+        learns and logs their forced_down). Neither waits for the other,
+        so an outage of one store leaves the other's heartbeats running.
+        """
+        conf = self._conf
+        beats = BackendHeartbeat(conf, services).start()
+        database = heartbeat.Heartbeat(
+            db.DbDriver.report_states, services,
+            coordination_conf.database_report_interval(conf),
+            conf.log_reminder_interval).start()
+        return Handle(beats, database)
+
+    def is_up(self, service):
+        return self.liveness()(service)
+
+    def liveness(self):
+        """An is_up of services that reads the backend at most once.
+
+        It is read when the first service that is not forced down is
+        judged, and only if the last read is older than SNAPSHOT_MAX_AGE.
+        """
+        members = []
+
+        def is_up(service):
+            if service.forced_down:
+                return False
+            if not members:
+                members.append(self.members())
+            if members[0] is not None and member_id(service) in members[0]:
+                return True
+            return self._database.is_up(service)
+        return is_up
+
+    def get_updated_time(self, service):
+        """When the database last heard of the service (a low rate here)."""
+        return service.updated_at
+
+    def members(self):
+        """Member ids the backend holds alive; None when unknown.
+
+        Unknown while the backend is unreachable, and while a read takes
+        longer than READ_TIMEOUT: a request never waits longer for the
+        backend. One read at a time runs, in a thread of its own, and its
+        answer serves every request for SNAPSHOT_MAX_AGE (RETRY_AFTER
+        after a failure).
+        """
+        with self._lock:
+            now = self._clock()
+            max_age = (SNAPSHOT_MAX_AGE if self._members is not None
+                       else RETRY_AFTER)
+            if self._read_at is not None and now - self._read_at < max_age:
+                return self._members
+            if self._pending is None:
+                self._pending = _Read(self._read_and_keep, self._clock)
+            pending = self._pending
+        return pending.result(READ_TIMEOUT - (now - pending.started_at))
+
+    def _read_and_keep(self):
+        try:
+            members = self._read_members()
+        except Exception:
+            LOG.exception('Unexpected error reading the members of the '
+                          'coordination backend.')
+            members = None
+        with self._lock:
+            self._members, self._read_at = members, self._clock()
+            self._pending = None
+        return members
+
+    def _read_members(self):
+        try:
+            if self._observer is None:
+                self._observer = get_coordinator(
+                    self._conf, b'nova-forcedown-api-' +
+                    uuid.uuid4().hex.encode('ascii'))
+            members = frozenset(self._observer.get_members(GROUP_ID).get())
+        except coordination.GroupNotCreated:
+            members = frozenset()
+        except tooz.ToozError as exc:
+            failure = exception.first_line(exc) or type(exc).__name__
+            members = None
+        if members is not None:
+            self._unreachable.update([])
+            return members
+        # Logged out of the except block: oslo.log would otherwise append
+        # the traceback, repeating what the line says.
+        self._unreachable.update(['backend'], error=failure)
+        return None
+
+
+class _Read:
+    """``read()`` running in a daemon thread, with a bounded wait for it."""
+
+    def __init__(self, read, clock=time.monotonic):
+        self.started_at = clock()
+        self._read = read
+        self._done = threading.Event()
+        self._value = None
+        threading.Thread(target=self._run, daemon=True,
+                         name='backend-read').start()
+
+    def _run(self):
+        try:
+            self._value = self._read()
+        finally:
+            self._done.set()
+
+    def result(self, timeout):
+        """What the read returned; None if not done within ``timeout``."""
+        self._done.wait(max(0.0, timeout))
+        return self._value
+
+
+class BackendHeartbeat:
+    """One thread that heartbeats many members to the backend.
+
+    Each service has its own coordinator (one backend connection, no
+    thread): tooz keeps one heartbeat per member. Every tick sends each
+    one heartbeat. Joining the group (creating it when missing) happens at
+    start, after a failed tick, and every database_report_interval, so a
+    backend that restarted empty or forgot a member learns it again.
+    """
+
+    def __init__(self, conf, services, clock=time.monotonic):
+        self._conf = conf
+        self._services = list(services)
+        self._interval = conf.report_interval
+        self._rejoin_every = max(1, round(
+            coordination_conf.database_report_interval(conf) /
+            conf.report_interval))
+        self._coordinators = {}
+        self._ticks = 0
+        self._must_join = True
+        self._stopped = threading.Event()
+        self._failing = condition_log.ConditionLog(
+            LOG, HEARTBEATS_DOWN, conf.log_reminder_interval, clock)
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='backend-heartbeat')
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self, timeout=None):
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self):
+        while not self._stopped.is_set():
+            self.tick()
+            self._stopped.wait(self._interval)
+
+    def tick(self):
+        """Heartbeat every member once; returns True when all succeeded."""
+        try:
+            self._beat()
+        except tooz.ToozError as exc:
+            failure = exception.first_line(exc) or type(exc).__name__
+        else:
+            self._failing.update([])
+            return True
+        self._must_join = True
+        self._failing.update(['backend'], error=failure,
+                             interval=self._interval)
+        return False
+
+    def _beat(self):
+        rejoin = self._must_join or self._ticks % self._rejoin_every == 0
+        for service in self._services:
+            coordinator = self._coordinator(service)
+            coordinator.heartbeat()
+            if rejoin:
+                _join(coordinator)
+        self._must_join = False
+        self._ticks += 1
+
+    def _coordinator(self, service):
+        member = member_id(service)
+        coordinator = self._coordinators.get(member)
+        if coordinator is None:
+            coordinator = get_coordinator(self._conf, member)
+            self._coordinators[member] = coordinator
+        return coordinator
+
+
+def _join(coordinator):
+    """Join the group, creating it when missing; already in is fine."""
+    try:
+        coordinator.join_group(GROUP_ID).get()
+    except coordination.MemberAlreadyExist:
+        pass
+    except coordination.GroupNotCreated:
+        try:
+            coordinator.create_group(GROUP_ID).get()
+        except coordination.GroupAlreadyExist:
+            pass
+        _join(coordinator)
+
+
+class Handle:
+    """Stops the backend and database heartbeat loops together."""
+
+    def __init__(self, *loops):
+        self._loops = loops
+
+    def stop(self, timeout=None):
+        for loop in self._loops:
+            loop.stop(timeout)
