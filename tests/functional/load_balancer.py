@@ -46,7 +46,9 @@ defaults
     timeout server 30s
     timeout http-keep-alive 10s
     # A request that failed on one server is tried again, each time on
-    # another one; POST (a server action) only when it was never sent.
+    # another one (the whole request is buffered first, or haproxy cannot
+    # replay a request body); POST (a server action) and DELETE only when
+    # they were never sent.
     retries 3
     option redispatch 1
     retry-on conn-failure empty-response
@@ -61,7 +63,7 @@ backend nova_forcedown_api
     option httpchk
     http-check send meth GET uri /healthcheck
     http-check expect status 200
-    http-request disable-l7-retry if METH_POST
+    http-request disable-l7-retry if METH_POST || METH_DELETE
     default-server inter %(inter)dms fastinter %(inter)dms \
 fall %(fall)d rise %(rise)d observe layer4 error-limit 1 on-error mark-down
 %(servers)s
