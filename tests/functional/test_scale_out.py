@@ -219,10 +219,16 @@ def expected_rows(writes, initial):
 
 class _ScaleOutMixin:
 
-    # The [DEFAULT] servicegroup_driver of every API server and the agent,
-    # and any configuration it needs (a [coordination] section for tooz).
+    # The [DEFAULT] servicegroup_driver of every API server and the agent.
     SERVICEGROUP_DRIVER = None
-    SERVICEGROUP_CONFIG = ''
+
+    def servicegroup_config(self):
+        """Configuration text the driver needs besides its name.
+
+        A driver with a backend (tooz) sets that backend up here, with
+        fixtures, and names it in a section of its own.
+        """
+        return ''
 
     def setUp(self):
         super().setUp()
@@ -232,7 +238,7 @@ class _ScaleOutMixin:
         cluster = self.useFixture(_Cluster(
             self.database.url_text, workers=2, threads=8,
             extra_config='\n[DEFAULT]\nservicegroup_driver = %s\n%s' % (
-                self.SERVICEGROUP_DRIVER, self.SERVICEGROUP_CONFIG)))
+                self.SERVICEGROUP_DRIVER, self.servicegroup_config())))
         self.nodes = cluster.start_nodes(NODES)
         self.agent = cluster.start_agent(
             '--driver', 'fake', '--hosts', str(HOSTS), '--host-prefix',
