@@ -35,6 +35,7 @@ from tests.functional import figures
 from tests.functional import load_balancer
 from tests.functional import server_database
 from tests import processes
+from tests import redis_fixtures
 
 NODES = 3
 HOSTS = 6
@@ -407,3 +408,11 @@ class _ScaleOutMixin:
 
 class TestScaleOutDb(_ScaleOutMixin, testtools.TestCase):
     SERVICEGROUP_DRIVER = 'db'
+
+
+class TestScaleOutTooz(_ScaleOutMixin, testtools.TestCase):
+    SERVICEGROUP_DRIVER = 'tooz'
+
+    def servicegroup_config(self):
+        redis = self.useFixture(redis_fixtures.RedisNamespace())
+        return '\n[coordination]\nbackend_url = %s\n' % redis.url
