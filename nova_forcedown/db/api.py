@@ -8,6 +8,7 @@ one row check the row count. Listings are one query, never one per row.
 import collections
 import functools
 import os
+import sqlite3
 import threading
 import weakref
 
@@ -18,6 +19,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import models
+from nova_forcedown.db import sqlite_writers
 from nova_forcedown import exception
 
 context_manager = enginefacade.transaction_context()
@@ -60,12 +62,6 @@ def is_outage(exc):
 _TAKE_WRITE_LOCK = sa.text('UPDATE services SET id = id WHERE 0 = 1')
 
 
-# {engine: (lock, timeout)} of the SQLite file engines this process made: their
-# writer transactions that read first queue on it (see write_first).
-_WRITER_QUEUES = weakref.WeakKeyDictionary()
-_HOLDS_WRITER_QUEUE = 'nova_forcedown.writer_queue'
-
-
 def write_first(connection):
     """On SQLite, make the transaction a writer before it reads.
 
@@ -76,51 +72,14 @@ def write_first(connection):
     does, and every read after it sees the latest rows. Other backends
     need nothing: their writes wait for row locks.
 
-    The threads of one process first queue on a lock of their own: SQLite
-    makes a waiting writer poll, sleeping up to 100 ms between tries, so
-    that under load a writer could lose its turn again and again.
+    Such writers first wait their turn in a queue of the file's
+    (:mod:`nova_forcedown.db.sqlite_writers`), fairer than SQLite's own
+    waiting.
     """
     if connection.dialect.name != 'sqlite':
         return
-    _join_writer_queue(connection)
+    sqlite_writers.take_turn(connection)
     connection.execute(_TAKE_WRITE_LOCK)
-
-
-def _join_writer_queue(connection):
-    queue = _WRITER_QUEUES.get(connection.engine)
-    if queue is None or connection.info.get(_HOLDS_WRITER_QUEUE):
-        return
-    lock, timeout = queue
-    if not lock.acquire(timeout=timeout):
-        raise db_exc.DBConnectionError(
-            'Timed out waiting for the SQLite write lock')
-    connection.info[_HOLDS_WRITER_QUEUE] = True
-
-
-def _leave_writer_queue(queue, info):
-    if info.pop(_HOLDS_WRITER_QUEUE, False):
-        queue[0].release()
-
-
-def _queue_writers(engine):
-    """Give ``engine``'s writer transactions a queue; left when they end.
-
-    A writer waits its turn there as long as SQLite would wait for the
-    lock.
-    """
-    queue = (threading.Lock(), float(engine.url.query.get(
-        'timeout', SQLITE_BUSY_TIMEOUT_MS / 1000.0)))
-    _WRITER_QUEUES[engine] = queue
-
-    @sa.event.listens_for(engine, 'commit')
-    @sa.event.listens_for(engine, 'rollback')
-    def _transaction_ended(connection):
-        _leave_writer_queue(queue, connection.info)
-
-    # However the connection goes back to the pool, its turn ends.
-    @sa.event.listens_for(engine, 'checkin')
-    def _checked_in(dbapi_connection, connection_record):
-        _leave_writer_queue(queue, connection_record.info)
 
 
 def write_transaction(function):
@@ -244,7 +203,23 @@ def _setup_sqlite(engine):
             dbapi_connection.execute('PRAGMA journal_mode = WAL').close()
             in_wal_mode.set()
 
-    _queue_writers(engine)
+    sqlite_writers.attach(engine, float(engine.url.query.get(
+        'timeout', SQLITE_BUSY_TIMEOUT_MS / 1000.0)))
+    _keep_open(engine)
+
+
+def _keep_open(engine):
+    """Hold one connection to ``engine``'s file open while it lives.
+
+    oslo.db gives SQLite files no pool, so each transaction opens and
+    closes a connection; when it was the only one, SQLite checkpoints the
+    write-ahead log and deletes it as it closes, an fsync and more at the
+    end of most transactions of a quiet process. A connection left open,
+    idle, outside any transaction, prevents that; the log is then
+    checkpointed as it grows.
+    """
+    keeper = sqlite3.connect(engine.url.database, check_same_thread=False)
+    weakref.finalize(engine, keeper.close)
 
 
 # Engines this context manager creates (not the test fixtures' own).
