@@ -304,6 +304,47 @@ class StatementCountsMixin:
         self.assertEqual(small, self._counts(None, None, paths))
         self.assertEqual([2, 2, 3], list(small.values()))
 
+    def _evacuation_count(self, host):
+        """Statements of evacuating a server of ``host`` in zone az3."""
+        with self.engine.begin() as connection:
+            server = connection.execute(
+                sa.select(models.Instance.uuid)
+                .where(models.Instance.host == host).limit(1)).scalar()
+            connection.execute(
+                sa.update(models.Instance)
+                .where(models.Instance.uuid == server)
+                .values(launched_at=timeutils.utcnow(), vcpus=1,
+                        memory_mb=512, root_gb=1, availability_zone='az3'))
+        request = webob.Request.blank(
+            '/v2.1/servers/%s/action' % server, method='POST', headers={
+                'X-Auth-Token': ADMIN_TOKEN,
+                'OpenStack-API-Version': 'compute 2.53'})
+        request.json_body = {'evacuate': {}}
+        with nf_fixtures.recorded_statements(self.engine) as statements:
+            response = request.get_response(self.app)
+        self.assertEqual(200, response.status_int, response.body)
+        with self.engine.connect() as connection:
+            status = connection.execute(
+                sa.select(models.Migration.status)
+                .where(models.Migration.instance_uuid == server)).scalar()
+        self.assertEqual('accepted', status)
+        return len(statements)
+
+    def test_evacuation_does_not_grow_with_the_zone(self):
+        """Thirteen statements (SQLite: one more), whatever the zone.
+
+        Reads: the server, the source's service, the zone's hosts, their
+        services, usage and nodes; then, in one transaction, the
+        server locked, the chosen node locked and its usage, the history
+        entry, the migration, the server's move and its action record.
+        """
+        add_hosts(self.engine, 1, 10)
+        # host-00007 and host-00042 are down (an old heartbeat), in az3.
+        small = self._evacuation_count('host-00007')
+        add_hosts(self.engine, 11, 500)
+        self.assertEqual([13 + self._write_lock()] * 2,
+                         [small, self._evacuation_count('host-00042')])
+
     def test_listings_of_500_hosts_are_complete(self):
         add_hosts(self.engine, 1, 500)
         for path, key, expected in (
