@@ -59,32 +59,18 @@ FAILING = condition_log.Messages(
     ended='Recovered: heartbeats succeed again, after %(seconds)d s.')
 
 
-class Heartbeat:
-    """Call ``report(services)`` every ``interval`` seconds until stopped.
+class Ticker:
+    """Call ``tick()`` every ``interval`` seconds in a thread until stopped.
 
-    ``report`` writes the heartbeats of all the services, leaves each
-    service's ``forced_down`` as stored, and returns those whose rows are
-    gone. No failure of one tick stops the loop: a missing row, a database
-    outage or any other error is logged and the next tick tries again.
-
-    What the ticks find (services forced down, rows gone, an outage, an
-    unexpected error) is logged when it starts and when it ends, and
-    reminded every ``remind_every`` seconds while it lasts, one line for
-    all the services concerned: never a line per service per tick.
+    The first call comes after ``initial_delay`` seconds.
     """
 
-    def __init__(self, report, services, interval, remind_every,
-                 initial_delay=0, clock=time.monotonic):
-        self._report = report
-        self._services = list(services)
+    def __init__(self, interval, name, initial_delay=0):
         self._interval = interval
         self._initial_delay = initial_delay
         self._stopped = threading.Event()
-        self._forced_down, self._gone, self._database_down, self._failing = (
-            condition_log.ConditionLog(LOG, messages, remind_every, clock)
-            for messages in (FORCED_DOWN, ROWS_GONE, DATABASE_DOWN, FAILING))
         self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name='heartbeat')
+                                        name=name)
 
     def start(self):
         self._thread.start()
@@ -104,6 +90,33 @@ class Heartbeat:
         while not self._stopped.is_set():
             self.tick()
             self._stopped.wait(self._interval)
+
+    def tick(self):
+        raise NotImplementedError()
+
+
+class Heartbeat(Ticker):
+    """Call ``report(services)`` every ``interval`` seconds until stopped.
+
+    ``report`` writes the heartbeats of all the services, leaves each
+    service's ``forced_down`` as stored, and returns those whose rows are
+    gone. No failure of one tick stops the loop: a missing row, a database
+    outage or any other error is logged and the next tick tries again.
+
+    What the ticks find (services forced down, rows gone, an outage, an
+    unexpected error) is logged when it starts and when it ends, and
+    reminded every ``remind_every`` seconds while it lasts, one line for
+    all the services concerned: never a line per service per tick.
+    """
+
+    def __init__(self, report, services, interval, remind_every,
+                 initial_delay=0, clock=time.monotonic):
+        super().__init__(interval, 'heartbeat', initial_delay)
+        self._report = report
+        self._services = list(services)
+        self._forced_down, self._gone, self._database_down, self._failing = (
+            condition_log.ConditionLog(LOG, messages, remind_every, clock)
+            for messages in (FORCED_DOWN, ROWS_GONE, DATABASE_DOWN, FAILING))
 
     def tick(self):
         """Report every service once; returns True when all succeeded."""

@@ -224,7 +224,7 @@ class _Read:
         return self._value
 
 
-class BackendHeartbeat:
+class BackendHeartbeat(heartbeat.Ticker):
     """One thread that heartbeats many members to the backend.
 
     Each service has its own coordinator (one backend connection, no
@@ -235,34 +235,17 @@ class BackendHeartbeat:
     """
 
     def __init__(self, conf, services, clock=time.monotonic):
+        super().__init__(conf.report_interval, 'backend-heartbeat')
         self._conf = conf
         self._services = list(services)
-        self._interval = conf.report_interval
         self._rejoin_every = max(1, round(
             coordination_conf.database_report_interval(conf) /
             conf.report_interval))
         self._coordinators = {}
         self._ticks = 0
         self._must_join = True
-        self._stopped = threading.Event()
         self._failing = condition_log.ConditionLog(
             LOG, HEARTBEATS_DOWN, conf.log_reminder_interval, clock)
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name='backend-heartbeat')
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self, timeout=None):
-        self._stopped.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-
-    def _run(self):
-        while not self._stopped.is_set():
-            self.tick()
-            self._stopped.wait(self._interval)
 
     def tick(self):
         """Heartbeat every member once; returns True when all succeeded."""
