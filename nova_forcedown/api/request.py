@@ -1,5 +1,7 @@
 """The request handlers see: webob's, plus who asks and at what version."""
 
+import itertools
+
 from oslo_serialization import jsonutils
 import webob
 import webob.exc
@@ -117,16 +119,21 @@ def listing_response(key, records, render, extra=None):
     """``{key: [render(record), ...], **extra}`` as a JSON response.
 
     The same document json_response would send, rendered and encoded
-    LISTING_CHUNK items at a time: a listing of ten thousand hypervisors
-    never holds all its item dicts, nor its whole text as both str and
-    bytes, at once. Everything is encoded before the response is returned,
-    so an error still becomes a fault, not a truncated body.
+    LISTING_CHUNK items at a time from any iterable of records: a listing
+    of a hundred thousand hosts never holds all its item dicts, nor its
+    whole text as both str and bytes, at once, and records read from a
+    database cursor as they are rendered are never all held either.
+    Everything is encoded before the response is returned, so an error
+    still becomes a fault, not a truncated body.
     """
     parts = [b'{' + jsonutils.dump_as_bytes(key) + b': [']
-    for first in range(0, len(records), LISTING_CHUNK):
+    records = iter(records)
+    while True:
         items = [render(record)
-                 for record in records[first:first + LISTING_CHUNK]]
-        if first:
+                 for record in itertools.islice(records, LISTING_CHUNK)]
+        if not items:
+            break
+        if len(parts) > 1:
             parts.append(b', ')
         parts.append(jsonutils.dump_as_bytes(items)[1:-1])
     parts.append(b']')
