@@ -61,3 +61,12 @@ class TestListingResponse(base.BaseTestCase):
         for count in (0, 1, 3, 7):
             with self.subTest(count=count):
                 self._assert_same_document(count, iterate=True)
+
+    def test_a_listing_larger_than_the_spool_size_is_the_same(self):
+        # Past 200 bytes the text goes to a temporary file: the first
+        # chunk of 3 items already crosses it, or only a later one does.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_forcedown.api.request.LISTING_SPOOL_BYTES', 200))
+        for count in (1, 3, 4, 7, 50):
+            with self.subTest(count=count):
+                self._assert_same_document(count, iterate=True)
