@@ -1,5 +1,8 @@
 """The request handlers see: webob's, plus who asks and at what version."""
 
+import itertools
+import tempfile
+
 from oslo_serialization import jsonutils
 import webob
 import webob.exc
@@ -111,33 +114,105 @@ def json_response(body, status=200):
 
 # Items rendered and encoded at a time by listing_response.
 LISTING_CHUNK = 500
+# Bytes of a listing kept in memory; past them its text goes to a file.
+LISTING_SPOOL_BYTES = 1024 * 1024
+# Bytes read from that file at a time while it is sent.
+_SPOOL_BLOCK = 64 * 1024
 
 
 def listing_response(key, records, render, extra=None):
     """``{key: [render(record), ...], **extra}`` as a JSON response.
 
     The same document json_response would send, rendered and encoded
-    LISTING_CHUNK items at a time: a listing of ten thousand hypervisors
-    never holds all its item dicts, nor its whole text as both str and
-    bytes, at once. Everything is encoded before the response is returned,
-    so an error still becomes a fault, not a truncated body.
+    LISTING_CHUNK items at a time from any iterable of records: a listing
+    of a hundred thousand hosts never holds all its item dicts, nor its
+    whole text as both str and bytes, at once, and records read from a
+    database cursor as they are rendered are never all held either.
+    Everything is encoded before the response is returned, so an error
+    still becomes a fault, not a truncated body.
     """
-    parts = [b'{' + jsonutils.dump_as_bytes(key) + b': [']
-    for first in range(0, len(records), LISTING_CHUNK):
-        items = [render(record)
-                 for record in records[first:first + LISTING_CHUNK]]
-        if first:
-            parts.append(b', ')
-        parts.append(jsonutils.dump_as_bytes(items)[1:-1])
-    parts.append(b']')
-    for name, value in (extra or {}).items():
-        parts.append(b', ' + jsonutils.dump_as_bytes(name) + b': ' +
-                     jsonutils.dump_as_bytes(value))
-    parts.append(b'}')
+    body = _ListingBody()
+    try:
+        body.write(b'{' + jsonutils.dump_as_bytes(key) + b': [')
+        records = iter(records)
+        first = True
+        while True:
+            items = [render(record)
+                     for record in itertools.islice(records, LISTING_CHUNK)]
+            if not items:
+                break
+            if not first:
+                body.write(b', ')
+            body.write(jsonutils.dump_as_bytes(items)[1:-1])
+            first = False
+        body.write(b']')
+        for name, value in (extra or {}).items():
+            body.write(b', ' + jsonutils.dump_as_bytes(name) + b': ' +
+                       jsonutils.dump_as_bytes(value))
+        body.write(b'}')
+    except BaseException:
+        body.close()
+        raise
     resp = webob.Response(content_type='application/json', charset='utf-8')
-    resp.app_iter = parts
-    resp.content_length = sum(len(part) for part in parts)
+    resp.app_iter = body.app_iter()
+    resp.content_length = body.size
     return resp
+
+
+class _ListingBody:
+    """A listing's encoded text, in a temporary file past a size.
+
+    It stays in memory up to LISTING_SPOOL_BYTES, then goes to an
+    anonymous temporary file.
+    The WSGI server copies a large body to a file of its own anyway
+    (waitress past its outbuf_overflow) before sending it: holding all of
+    it in memory as well until the request ends would make a worker as
+    large as its largest listing (65 MB of text for 100,000 hypervisor
+    details at 2.1) for nothing.
+    """
+
+    def __init__(self):
+        self.parts = []
+        self.size = 0
+        self.file = None
+
+    def write(self, data):
+        self.size += len(data)
+        if self.file is None:
+            self.parts.append(data)
+            if self.size <= LISTING_SPOOL_BYTES:
+                return
+            self.file = tempfile.TemporaryFile()
+            data = b''.join(self.parts)
+            self.parts = None
+        self.file.write(data)
+
+    def app_iter(self):
+        if self.file is None:
+            return self.parts
+        self.file.seek(0)
+        return _FileIter(self.file)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+
+
+class _FileIter:
+    """A WSGI app_iter of a file, read a block at a time, closed after."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def __iter__(self):
+        while True:
+            block = self.file.read(_SPOOL_BLOCK)
+            if not block:
+                return
+            yield block
+
+    def close(self):
+        self.file.close()
 
 
 def empty_response(status=204):

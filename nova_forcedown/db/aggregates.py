@@ -88,11 +88,13 @@ ZoneMembership = collections.namedtuple('ZoneMembership',
 
 
 @context_manager.reader.connection
-def zone_memberships(context, hosts=None, zone=None):
+def zone_memberships(context, hosts=None, zone=None, consume=list):
     """Each host in an aggregate with a zone, with that aggregate and zone.
 
     Of every host, or only of ``hosts``, or only of the hosts that are in
-    ``zone`` (with their other zones too). One statement.
+    ``zone`` (with their other zones too). One statement. Returns
+    ``consume(memberships)``, given an iterator over them as the cursor
+    reads them, in the reading transaction.
     """
     same_aggregate = _METADATA.c.aggregate_id == _HOSTS.c.aggregate_id
     query = (sa.select(_HOSTS.c.host, _HOSTS.c.aggregate_id, _METADATA.c.value)
@@ -107,8 +109,8 @@ def zone_memberships(context, hosts=None, zone=None):
                    .where(_METADATA.c.key == AZ_KEY,
                           _METADATA.c.value == zone))
         query = query.where(_HOSTS.c.host.in_(in_zone))
-    return [ZoneMembership._make(row)
-            for row in context.connection.execute(query)]
+    return consume(map(ZoneMembership._make,
+                       context.connection.execute(query)))
 
 
 @db_api.write_transaction

@@ -323,7 +323,7 @@ def _filter_services(query, host, binary, exclude_binaries, hosts=None):
 
 @context_manager.reader
 def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
-                      hosts=None):
+                      hosts=None, consume=list):
     """Live services as read-only :class:`ServiceRow`, for listings.
 
     A row has every column as an attribute, as a Service object has its
@@ -331,12 +331,15 @@ def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
     thousand services that is most of a listing's time. One query.
     ``hosts``, when given, keeps the services of those hosts only (the
     compute services of a page of servers, for their host_status).
+    Returns ``consume(rows)``, called in the reading transaction with an
+    iterator that builds each row as the cursor reads it (see
+    :func:`compute_node_list_rows`).
     """
     table = models.Service.__table__
     query = sa.select(table).where(table.c.deleted == 0)
     query = _filter_services(query, host, binary, exclude_binaries, hosts)
-    return [ServiceRow._make(row)
-            for row in context.session.connection().execute(query)]
+    return consume(map(ServiceRow._make,
+                       context.session.connection().execute(query)))
 
 
 @retry_on_deadlock
@@ -546,7 +549,7 @@ def _page_nodes(query, limit, marker_id, hostname_pattern):
 @context_manager.reader
 def compute_node_list_rows(context, limit=None, marker_id=None,
                            hostname_pattern=None, summary=False,
-                           make=tuple):
+                           make=tuple, consume=list):
     """Nodes with their service, in id order, paged or matched by name.
 
     Each row holds the values of :data:`NODE_COLUMNS` (or, for a summary,
@@ -554,13 +557,18 @@ def compute_node_list_rows(context, limit=None, marker_id=None,
     read with SQLAlchemy Core: no ORM objects, no per-row bookkeeping. One
     query. ``make(row)`` builds each item as the row is read, so a large
     listing never holds its rows and its items at once.
+
+    Returns ``consume(items)``, called inside the reading transaction with
+    an iterator over the items as the cursor reads them: the default,
+    ``list``, holds them all; a listing that renders them as they come
+    never does (at 100,000 hosts they are 100-170 MB of Python objects).
     """
     columns = list(models.ComputeNode.__table__.columns)
     if summary:
         columns = columns[:NODE_SUMMARY_WIDTH]
     query = _page_nodes(_nodes_with_service(columns), limit, marker_id,
                         hostname_pattern)
-    return [make(row) for row in context.session.connection().execute(query)]
+    return consume(map(make, context.session.connection().execute(query)))
 
 
 @context_manager.reader

@@ -253,6 +253,31 @@ def _zone_text(zones):
     return ','.join(sorted(zones)) or None
 
 
+def _zones_by_host(memberships):
+    """{host: its zone text} of zone_memberships rows, read once.
+
+    A host in one zone, as nearly every host is, costs one dict entry
+    whose value is its zone's name, shared by every host of that zone:
+    no set per host, no list of the rows (at 100,000 hosts these held
+    about 30 MB while a services listing was rendered).
+    """
+    names = {}
+    zones = {}
+    several = {}
+    for host, _, zone in memberships:
+        zone = names.setdefault(zone, zone)
+        known = zones.setdefault(host, zone)
+        if known != zone:
+            several.setdefault(host, {known}).add(zone)
+    for host, names_of_host in several.items():
+        zones[host] = _zone_text(names_of_host)
+    if '' in names:
+        for host, text in zones.items():
+            if text == '':
+                zones[host] = None
+    return zones
+
+
 def _zone_of(memberships):
     """The zone text of a host in ``memberships`` (zone_memberships rows)."""
     return _zone_text({membership.zone for membership in memberships})
@@ -299,11 +324,8 @@ class AggregateList(base.ObjectListBase, base.NovaForcedownObject):
         in aggregates of several zones (made before the rules, or by hand)
         shows them joined by commas, as Nova shows it.
         """
-        zones = {}
-        for membership in db_aggregates.zone_memberships(context, hosts,
-                                                         zone):
-            zones.setdefault(membership.host, set()).add(membership.zone)
-        return {host: _zone_text(names) for host, names in zones.items()}
+        return db_aggregates.zone_memberships(context, hosts, zone,
+                                              consume=_zones_by_host)
 
     @classmethod
     def hosts_in_zone(cls, context, zone):

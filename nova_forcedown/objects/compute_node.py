@@ -116,20 +116,24 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
 
     @classmethod
     def get_records_with_service(cls, context, limit=None, marker=None,
-                                 hostname_pattern=None, summary=False):
+                                 hostname_pattern=None, summary=False,
+                                 consume=list):
         """Nodes with their compute service, as :class:`ComputeNodeRecord`.
 
         In id order, from one query; ``marker`` is the id (integer or
         UUID) of the last node of the previous page, and an unknown marker
         raises MarkerNotFound. A ``summary`` reads only the fields of a
-        summary view; the others are None.
+        summary view; the others are None. Returns ``consume(records)``,
+        given an iterator over the records as they are read, while the
+        query's transaction is open; the default is a list of them.
         """
         marker_id = cls._marker_id(context, marker)
         make = (ComputeNodeRecord.from_summary_row if summary
                 else ComputeNodeRecord.from_row)
         return db_api.compute_node_list_rows(
             context, limit=limit, marker_id=marker_id,
-            hostname_pattern=hostname_pattern, summary=summary, make=make)
+            hostname_pattern=hostname_pattern, summary=summary, make=make,
+            consume=consume)
 
     @staticmethod
     def _marker_id(context, marker):

@@ -260,13 +260,16 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
 
     @staticmethod
     def get_records(context, host=None, binary=None, include_api=True,
-                    hosts=None):
+                    hosts=None, consume=list):
         """What get_all returns, as read-only records (db.api.ServiceRow).
 
         For listings of thousands: no versioned object is built per row.
         ``hosts``, when given, keeps the services of those hosts only.
+        Returns ``consume(records)``, given an iterator over the records
+        as they are read, while the query's transaction is open; the
+        default is a list of them.
         """
         return db_api.service_list_rows(
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES,
-            hosts=hosts)
+            hosts=hosts, consume=consume)

@@ -25,13 +25,14 @@ class TestListingResponse(base.BaseTestCase):
         self.useFixture(fixtures.MonkeyPatch(
             'nova_forcedown.api.request.LISTING_CHUNK', 3))
 
-    def _assert_same_document(self, count, extra=None):
+    def _assert_same_document(self, count, extra=None, iterate=False):
         records = list(range(count))
         expected = dict({'hypervisors': [_render(n) for n in records]},
                         **(extra or {}))
 
         served = _served(api_request.listing_response(
-            'hypervisors', records, _render, extra))
+            'hypervisors', iter(records) if iterate else records, _render,
+            extra))
 
         self.assertEqual(200, served.status_int)
         self.assertEqual('application/json', served.content_type)
@@ -55,3 +56,17 @@ class TestListingResponse(base.BaseTestCase):
 
         self.assertRaises(RuntimeError, api_request.listing_response,
                           'hypervisors', list(range(7)), broken)
+
+    def test_records_read_once_from_an_iterator(self):
+        for count in (0, 1, 3, 7):
+            with self.subTest(count=count):
+                self._assert_same_document(count, iterate=True)
+
+    def test_a_listing_larger_than_the_spool_size_is_the_same(self):
+        # Past 200 bytes the text goes to a temporary file: the first
+        # chunk of 3 items already crosses it, or only a later one does.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_forcedown.api.request.LISTING_SPOOL_BYTES', 200))
+        for count in (1, 3, 4, 7, 50):
+            with self.subTest(count=count):
+                self._assert_same_document(count, iterate=True)

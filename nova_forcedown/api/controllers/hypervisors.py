@@ -121,9 +121,10 @@ def _listing(req, params, view, key):
         nodes = _matching(req, pattern, summary)
         return _respond(req, nodes, view, key, params)
     if not req.version.matches(microversion.V2_33):
-        nodes = node_obj.ComputeNodeList.get_records_with_service(
-            req.context, summary=summary)
-        return _respond(req, nodes, view, key, params)
+        # Every node, with no paging: rendered as the cursor reads them.
+        return node_obj.ComputeNodeList.get_records_with_service(
+            req.context, summary=summary,
+            consume=lambda nodes: _respond(req, nodes, view, key, params))
     limit = _page_size(req, limit_text)
     nodes = node_obj.ComputeNodeList.get_records_with_service(
         req.context, limit=limit, marker=marker, summary=summary)
@@ -147,7 +148,10 @@ def _page_size(req, limit_text):
 
 
 def _respond(req, nodes, view, key, params=None, links=None):
-    """``view`` is a method of :class:`views.Hypervisors`."""
+    """``view`` is a method of :class:`views.Hypervisors`.
+
+    ``nodes`` may be an iterator, read once.
+    """
     views_of_request = views.Hypervisors(req.version, _with_status(req))
     is_up = req.is_up
 
@@ -157,6 +161,7 @@ def _respond(req, nodes, view, key, params=None, links=None):
     extra = {key + '_links': links} if links else None
     if not (params and _with_servers(params)):
         return api_request.listing_response(key, nodes, render, extra)
+    nodes = list(nodes)
     items = [render(node) for node in nodes]
     _add_servers(req, nodes, items,
                  omit_empty=not req.version.matches(microversion.V2_75))

@@ -21,18 +21,22 @@ def list_services(req):
               else schemas.INDEX_QUERY)
     params = validation.query(req, schema)
     req.context.can(policies.LIST)
-    # Read-only rows rather than Service objects: a listing of thousands
-    # of services spends its time building objects it never changes.
     host = validation.last(params, 'host') or None
-    services = service_obj.ServiceList.get_records(
-        req.context, host=host,
-        binary=validation.last(params, 'binary') or None, include_api=False)
     view = views.Services(req.version, zones.ServiceZones.load(
         req.context, req.app.conf, hosts=[host] if host else None))
     is_up = req.is_up
-    return api_request.listing_response(
-        'services', services,
-        lambda service: view.service(service, is_up(service)))
+
+    def respond(services):
+        return api_request.listing_response(
+            'services', services,
+            lambda service: view.service(service, is_up(service)))
+    # Read-only rows rather than Service objects: a listing of thousands
+    # of services spends its time building objects it never changes. They
+    # are rendered as the cursor reads them, never all held at once.
+    return service_obj.ServiceList.get_records(
+        req.context, host=host,
+        binary=validation.last(params, 'binary') or None, include_api=False,
+        consume=respond)
 
 
 def update_service(req):

@@ -1,9 +1,12 @@
 """Aggregates and the zones they make, on SQLite, PostgreSQL and MariaDB."""
 
 from oslo_serialization import jsonutils
+import sqlalchemy as sa
 import webob
 
 from nova_forcedown.api import deploy
+from nova_forcedown.db import api as db_api
+from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import instance as instance_obj
@@ -46,6 +49,18 @@ class ZonesMixin:
         self.assertIn("already in availability zone(s) ['az1']", str(error))
         self.assertEqual([], Aggregate.get_by_id(self.context,
                                                  other.id).hosts)
+
+    def test_a_host_put_in_two_zones_by_hand_shows_both(self):
+        # As an aggregate made before the rule, or a row written by hand:
+        # Nova shows the zones joined by commas.
+        self._zone_aggregate('rack1', 'az1', 'compute1', 'compute2')
+        other = self._zone_aggregate('rack2', 'az2', 'compute3')
+        with db_api.context_manager.writer.using(self.context) as session:
+            session.execute(sa.insert(models.AggregateHost.__table__).values(
+                host='compute1', aggregate_id=other.id))
+        self.assertEqual(
+            {'compute1': 'az1,az2', 'compute2': 'az1', 'compute3': 'az2'},
+            AggregateList.zones_by_host(self.context))
 
     def test_a_zone_does_not_change_under_instances(self):
         instance_obj.Instance(self.context, host='compute1',
