@@ -75,8 +75,10 @@ class TestToozMembership(base.BaseTestCase):
             'nova_forcedown.servicegroup.drivers.coordination.'
             'SNAPSHOT_MAX_AGE', seconds)
 
-    def _heartbeat(self, *services):
-        beats = coordination.BackendHeartbeat(self.conf, services)
+    def _heartbeat(self, *services, clock=None):
+        beats = coordination.BackendHeartbeat(self.conf, services,
+                                              **({} if clock is None else
+                                                 {'clock': clock}))
         self.assertTrue(beats.tick())
         return beats
 
@@ -116,17 +118,64 @@ class TestToozMembership(base.BaseTestCase):
                           is_up(other_binary)])
 
     def test_heartbeat_joins_again_a_backend_that_forgot_everything(self):
+        # A check every third tick (database heartbeats every 30 s).
+        self.conf.set_override('database_report_interval', 30,
+                               group='coordination')
         service = _stale_service()
         beats = self._heartbeat(service)
         api = servicegroup.API(self.conf)
         self.assertTrue(api.service_is_up(service))
         self.redis._delete_keys()
         self.assertFalse(api.service_is_up(service))
-        # The next tick only heartbeats; joining waits for its turn, or
-        # for a failed tick. A restart of the backend fails the tick.
-        beats._must_join = True
+        # Two ticks only heartbeat; the third checks and joins again.
+        self.assertTrue(beats.tick())
+        self.assertTrue(beats.tick())
+        self.assertFalse(api.service_is_up(service))
         self.assertTrue(beats.tick())
         self.assertTrue(api.service_is_up(service))
+
+    def test_a_late_tick_joins_again_at_once(self):
+        """Readers may have removed members whose heartbeats expired."""
+        now = [0.0]
+        service = _stale_service()
+        beats = self._heartbeat(service, clock=lambda: now[0])
+        api = servicegroup.API(self.conf)
+        self.redis._delete_keys()
+        now[0] += self.conf.service_down_time + 1
+        self.assertTrue(beats.tick())
+        self.assertTrue(api.service_is_up(service))
+
+
+class TestToozChecksDoNotWriteTheGroup(base.BaseTestCase):
+    """A member still in the group checks it by reading, never rejoins.
+
+    Each write of the group (a join writes it even for a member already
+    in it) makes every membership read under way start again: with
+    thousands of hosts rejoining, listings got no read that finished.
+    """
+
+    def test_checks_leave_the_group_unwritten(self):
+        server = self.useFixture(redis_fixtures.RedisServer())
+        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        _tooz_conf(conf, redis_fixtures.backend_url(server.port, 'checks'))
+        conf.set_override('database_report_interval', 10,
+                          group='coordination')
+        beats = coordination.BackendHeartbeat(
+            conf, [_stale_service('c%d' % i) for i in range(5)])
+        self.assertTrue(beats.tick())
+        joined = _group_writes(server)
+        # Every tick checks, now: database heartbeats every report_interval.
+        for _ in range(3):
+            self.assertTrue(beats.tick())
+        self.assertEqual(joined, _group_writes(server))
+        # The five joins (and the group's creation) were counted.
+        self.assertGreaterEqual(joined, 5)
+
+
+def _group_writes(server):
+    """HSET commands the server has run: joins of the group."""
+    stats = server.client.info('commandstats')
+    return stats.get('cmdstat_hset', {}).get('calls', 0)
 
     def test_heartbeats_are_sent_without_a_thread_per_host(self):
         before = threading.active_count()

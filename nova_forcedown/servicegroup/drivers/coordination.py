@@ -229,20 +229,30 @@ class BackendHeartbeat(heartbeat.Ticker):
 
     Each service has its own coordinator (one backend connection, no
     thread): tooz keeps one heartbeat per member. Every tick sends each
-    one heartbeat. Joining the group (creating it when missing) happens at
-    start, after a failed tick, and every database_report_interval, so a
-    backend that restarted empty or forgot a member learns it again.
+    one heartbeat. Every member joins the group (creating it when missing)
+    at start, after a failed tick, and after a tick that came later than
+    service_down_time (readers may have removed its members meanwhile);
+    every database_report_interval each member checks that it is still
+    there, and joins again if not, so a backend that restarted empty
+    learns them again.
+
+    The check reads: a join writes the group even when the member is in
+    it, and every write of the group makes tooz's Redis driver start its
+    readers' membership read again. Members joining again and again every
+    few seconds (thousands of hosts) left listings no read that finished.
     """
 
     def __init__(self, conf, services, clock=time.monotonic):
         super().__init__(conf.report_interval, 'backend-heartbeat')
         self._conf = conf
         self._services = list(services)
-        self._rejoin_every = max(1, round(
+        self._check_every = max(1, round(
             coordination_conf.database_report_interval(conf) /
             conf.report_interval))
+        self._clock = clock
         self._coordinators = {}
         self._ticks = 0
+        self._last_tick_at = None
         self._must_join = True
         self._failing = condition_log.ConditionLog(
             LOG, HEARTBEATS_DOWN, conf.log_reminder_interval, clock)
@@ -262,22 +272,39 @@ class BackendHeartbeat(heartbeat.Ticker):
         return False
 
     def _beat(self):
-        rejoin = self._must_join or self._ticks % self._rejoin_every == 0
+        now = self._clock()
+        join = self._must_join or self._came_late(now)
+        check = not join and self._ticks % self._check_every == 0
         for service in self._services:
-            coordinator = self._coordinator(service)
+            member = member_id(service)
+            coordinator = self._coordinator(member)
             coordinator.heartbeat()
-            if rejoin:
+            if join or (check and not _is_member(coordinator, member)):
                 _join(coordinator)
         self._must_join = False
+        self._last_tick_at = now
         self._ticks += 1
 
-    def _coordinator(self, service):
-        member = member_id(service)
+    def _came_late(self, now):
+        """Whether the members' heartbeats may have expired since the last."""
+        return (self._last_tick_at is not None and
+                now - self._last_tick_at > self._conf.service_down_time)
+
+    def _coordinator(self, member):
         coordinator = self._coordinators.get(member)
         if coordinator is None:
             coordinator = get_coordinator(self._conf, member)
             self._coordinators[member] = coordinator
         return coordinator
+
+
+def _is_member(coordinator, member):
+    """Whether ``member`` is in the group: a read, unlike a join."""
+    try:
+        coordinator.get_member_capabilities(GROUP_ID, member).get()
+    except (coordination.MemberNotJoined, coordination.GroupNotCreated):
+        return False
+    return True
 
 
 def _join(coordinator):
