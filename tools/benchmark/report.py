@@ -182,10 +182,16 @@ def tooz_liveness(write, figures, backend):
               figures['warm_up_s'],
               '/'.join(map(str, figures['load_average_before'])),
               '/'.join(map(str, figures['load_average_after'])),
-              figures['load_1min_max']))
+              round(figures['load_1min_max'] or 0, 2)))
     write('  backend heartbeats: %s/s of %s/s needed, %d failed, latest '
-          '%.1f s late\n' % (tooz['per_second'], tooz['target_per_second'],
-                             tooz['failures'], tooz['late_max_s']))
+          '%.1f s late (%.1f s at the start)\n' % (
+              tooz['per_second'], tooz['target_per_second'],
+              tooz['failures'], tooz['late_max_s'],
+              tooz['late_at_start_s']))
+    if figures.get('redis_calls_per_second'):
+        write('  Redis calls/s (all its clients): %s\n' % ', '.join(
+            '%s %s' % item
+            for item in figures['redis_calls_per_second'].items()))
     write('  database heartbeats: %s/s, %d failed\n'
           % (database['per_second'], database['failures']))
     write('  %d listings: %d false downs (in %d listings; backend alone: '
@@ -196,6 +202,9 @@ def tooz_liveness(write, figures, backend):
               figures['backend_misses_max'],
               figures['forced_down_at_once'], figures['forced_by_run'],
               figures['forced_seen_up_later'], figures['failures']))
+    if figures.get('backend_read_timeouts'):
+        write('  the backend\'s list of members took over 5 s %d times\n'
+              % figures['backend_read_timeouts'])
     for version, item in figures['listings'].items():
         write('  services listing %s, %d hosts: median/p99 %s/%s ms (%d '
               'requests)\n' % (version, figures['hosts'],

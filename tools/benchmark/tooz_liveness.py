@@ -23,6 +23,7 @@ heartbeat is still one command on its own key, as one agent per host sends
 it. Other backends get a connection per host.
 """
 
+import concurrent.futures
 import contextlib
 import itertools
 import json
@@ -59,6 +60,11 @@ SLOTS = 9
 VERSIONS = ('2.53', '2.1')
 # Seconds the agents may take to start every host's coordinator.
 WARM_UP_LIMIT = 900
+# Seconds the checker waits for the backend's list of members.
+BACKEND_READ_TIMEOUT = 5.0
+# Commands of Redis whose calls over the window are reported.
+REDIS_COMMANDS = ('psetex', 'watch', 'exec', 'hset', 'hkeys', 'mget',
+                  'info')
 
 
 def namespaced(backend_url, namespace):
@@ -222,6 +228,9 @@ class _Checker:
         self.forced_not_down = 0
         self.incomplete_listings = 0
         self.backend_misses = []
+        self.backend_timeouts = 0
+        self.backend_read = None
+        self.reader = concurrent.futures.ThreadPoolExecutor(1)
         self.load = []
 
     def check_once(self, version):
@@ -267,12 +276,26 @@ class _Checker:
                 states.get(just_forced) == 'down')
 
     def _ask_backend(self):
-        """Heartbeating hosts the backend itself does not hold alive."""
+        """Heartbeating hosts the backend itself does not hold alive.
+
+        A read that takes longer than BACKEND_READ_TIMEOUT is left to
+        finish in its thread and counted; none other starts meanwhile.
+        """
+        if self.backend_read is None:
+            self.backend_read = self.reader.submit(
+                lambda: self.observer.get_members(
+                    tooz_driver.GROUP_ID).get())
         try:
-            members = self.observer.get_members(tooz_driver.GROUP_ID).get()
+            members = self.backend_read.result(BACKEND_READ_TIMEOUT)
+        except concurrent.futures.TimeoutError:
+            self.backend_timeouts += 1
+            return
         except coordination.ToozError as exc:
             self.failures.append('backend: %s' % exc)
             return
+        finally:
+            if self.backend_read.done():
+                self.backend_read = None
         self.backend_misses.append(sum(
             1 for index in range(1, self.hosts + 1)
             if b'nova-compute:' + seeding.host_name(index).encode()
@@ -299,6 +322,7 @@ class _Checker:
             'incomplete_listings': self.incomplete_listings,
             'backend_misses_max': max(self.backend_misses, default=None),
             'backend_checks': len(self.backend_misses),
+            'backend_read_timeouts': self.backend_timeouts,
             'failures': len(self.failures),
             'failure_examples': self.failures[:3],
             'load_1min_max': max(self.load, default=None),
@@ -389,20 +413,24 @@ def measure(database, uuids, hosts, options):
 
 
 def _wait_warm(totals, agents, settle, processes):
-    """When every agent has ticked once and none is behind any more."""
+    """When every agent has ticked once, plus ``settle`` seconds.
+
+    Members whose heartbeat expired while the agents were starting are
+    back in the group once each agent rejoined, which ``settle`` (one
+    database_report_interval) leaves time for. The loops may still be
+    behind then, on a machine too small: the window shows it.
+    """
     deadline = time.monotonic() + WARM_UP_LIMIT
-    while time.monotonic() < deadline:
+    while totals(WARMED) < agents:
         if not all(process.is_alive() for process in processes):
             raise RuntimeError('an agent process exited during warm-up')
-        if totals(WARMED) >= agents and totals.max(LATE_NOW) < 1.0:
-            warm = time.monotonic()
-            # Members whose heartbeat expired while the agents were
-            # starting are back in the group once each agent rejoined.
-            time.sleep(settle)
-            return warm
+        if time.monotonic() > deadline:
+            raise RuntimeError('the agents did not warm up in %d s'
+                               % WARM_UP_LIMIT)
         time.sleep(0.5)
-    raise RuntimeError('the agents did not warm up in %d s'
-                       % WARM_UP_LIMIT)
+    warm = time.monotonic()
+    time.sleep(settle)
+    return warm
 
 
 def _window(api, uuids, hosts, options, totals, processes, window,
@@ -418,6 +446,8 @@ def _window(api, uuids, hosts, options, totals, processes, window,
     checker = _Checker(api.port, uuids, hosts, options.force_downs,
                        observer)
     before = {slot: totals(slot) for slot in range(SLOTS)}
+    commands_before = _redis_commands(backend_url)
+    late_at_start = totals.max(LATE_NOW)
     load_before = os.getloadavg()
     window.set()
     start = time.monotonic()
@@ -434,6 +464,8 @@ def _window(api, uuids, hosts, options, totals, processes, window,
         window.clear()
         rss.stop()
     spent = {slot: totals(slot) - before[slot] for slot in range(SLOTS)}
+    commands_after = _redis_commands(backend_url)
+    checker.reader.shutdown(wait=False)
     figures = checker.figures()
     figures.update(
         seconds=round(elapsed, 1),
@@ -447,6 +479,11 @@ def _window(api, uuids, hosts, options, totals, processes, window,
                         database_cpu.stop() if database_cpu else None,
                         elapsed))
     figures['tooz']['late_max_s'] = round(totals.max(LATE_MAX), 2)
+    figures['tooz']['late_at_start_s'] = round(late_at_start, 2)
+    figures['redis_calls_per_second'] = {
+        name: round((commands_after[name] - commands_before[name]) /
+                    elapsed)
+        for name in commands_after} if commands_after else None
     figures['tooz']['target_per_second'] = round(
         hosts / options.report_interval, 1)
     return figures
@@ -464,6 +501,19 @@ def _redis_client(backend_url):
     if parts.scheme != 'redis':
         return None
     return redis.Redis(host=parts.hostname, port=parts.port or 6379)
+
+
+def _redis_commands(backend_url):
+    """{command: calls so far} of a Redis backend (all its clients)."""
+    client = _redis_client(backend_url)
+    if client is None:
+        return None
+    try:
+        stats = client.info('commandstats')
+    finally:
+        client.close()
+    return {name: stats.get('cmdstat_' + name, {}).get('calls', 0)
+            for name in REDIS_COMMANDS}
 
 
 def _backend_sampler(backend_url):
