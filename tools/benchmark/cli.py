@@ -156,6 +156,7 @@ def run_tooz(args):
             backend_url=args.tooz_url,
             report_interval=args.tooz_report_interval,
             service_down_time=args.tooz_service_down_time,
+            quiet_listings=args.tooz_quiet_listings,
             workers=args.workers, threads=args.threads)
         figures = tooz_liveness.measure(database, uuids, args.tooz_hosts,
                                         options)
@@ -259,6 +260,10 @@ def parse_args(argv):
     tooz.add_argument('--tooz-poll-interval', type=float, default=1.0,
                       help='seconds between two listings of the checker '
                            '(default 1)')
+    tooz.add_argument('--tooz-quiet-listings', type=int, default=3,
+                      help='listings at each microversion timed once the '
+                           'agents stopped, while the backend still holds '
+                           'their members (default 3)')
     tooz.add_argument('--tooz-url', default='redis://127.0.0.1:6379',
                       help='coordination backend; the run adds a tooz '
                            'namespace of its own and, on Redis, deletes '

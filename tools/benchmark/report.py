@@ -210,6 +210,15 @@ def tooz_liveness(write, figures, backend):
               'requests)\n' % (version, figures['hosts'],
                                short(item['median_ms']),
                                short(item['p99_ms']), item['requests']))
+    quiet = figures['after_the_agents']
+    write('  once the agents stopped (their members alive for %d s more): '
+          '%d false downs in %d listings\n' % (
+              figures['service_down_time'], quiet['false_downs'],
+              quiet['checks']))
+    for version, item in quiet['listings'].items():
+        write('    services listing %s: median/p99 %s/%s ms (%d requests)\n'
+              % (version, short(item['median_ms']), short(item['p99_ms']),
+                 item['requests']))
     write('  API peak RSS MB: sum %.0f (largest proc %.0f)\n' % (
         figures['api_rss']['peak_sum_mb'],
         figures['api_rss']['peak_process_mb']))

@@ -349,7 +349,8 @@ def measure(database, uuids, hosts, options):
     """Figures of ``hosts`` hosts on the tooz driver for options.seconds.
 
     ``options``: seconds, agents, processes, force_downs, poll_interval,
-    backend_url, report_interval, service_down_time, workers, threads.
+    backend_url, report_interval, service_down_time, workers, threads,
+    quiet_listings (rounds of listings once the agents stopped).
     """
     namespace = 'nf-bench-%d-%d' % (os.getpid(), int(time.time()))
     backend_url = namespaced(options.backend_url, namespace)
@@ -387,8 +388,12 @@ def measure(database, uuids, hosts, options):
             processes)
         observer = tooz_driver.get_coordinator(
             agent_conf, b'nova-forcedown-benchmark-checker')
-        figures = _window(api, uuids, hosts, options, totals, processes,
-                          window, observer, database.url_text, backend_url)
+        figures, forced = _window(api, uuids, hosts, options, totals,
+                                  processes, window, observer,
+                                  database.url_text, backend_url)
+        _stop_agents(stop, processes)
+        figures['after_the_agents'] = _quiet_listings(
+            api, uuids, hosts, observer, forced, options.quiet_listings)
         figures.update(
             hosts=hosts, agents=agents_each * options.processes,
             processes=options.processes, namespace=namespace,
@@ -401,15 +406,36 @@ def measure(database, uuids, hosts, options):
             sys.stderr.write(api.log())
         raise
     finally:
-        stop.set()
-        for process in processes:
-            process.join(30)
-            if process.is_alive():
-                process.kill()
+        _stop_agents(stop, processes)
         if observer is not None:
             observer.stop()
         api.stop()
         _forget(backend_url, namespace)
+
+
+def _stop_agents(stop, processes):
+    stop.set()
+    for process in processes:
+        process.join(30)
+        if process.is_alive():
+            process.kill()
+
+
+def _quiet_listings(api, uuids, hosts, observer, forced, rounds):
+    """Listings once the agents stopped, while their members live on.
+
+    The backend still holds every member for service_down_time after its
+    last heartbeat, so each listing judges the hosts as in the window,
+    without the simulated agents competing for the CPUs.
+    """
+    checker = _Checker(api.port, uuids, hosts, 0, observer)
+    checker.forced = forced
+    try:
+        for version in VERSIONS * rounds:
+            checker.check_once(version)
+    finally:
+        checker.reader.shutdown(wait=False)
+    return checker.figures()
 
 
 def _wait_warm(totals, agents, settle, processes):
@@ -486,7 +512,7 @@ def _window(api, uuids, hosts, options, totals, processes, window,
         for name in commands_after} if commands_after else None
     figures['tooz']['target_per_second'] = round(
         hosts / options.report_interval, 1)
-    return figures
+    return figures, checker.forced
 
 
 def _rates(beats, failures, agents_cpu, server_cpu, elapsed):
