@@ -27,6 +27,10 @@ The modules, in the order a run uses them:
 * one module per measurement, each with a ``measure()`` that returns a
   dict of figures: ``listings``, ``force_down``, ``slow_clients``,
   ``heartbeats``;
+* ``tooz_liveness``: the run of ``--tooz-hosts`` (off by default), on a
+  database of its own: simulated agents heartbeat every host through the
+  tooz driver while a checker polls an API on it; ``cpu`` reads the CPU
+  seconds of the senders and of the servers (Redis, PostgreSQL);
 * ``report``: the printed table, one section per measurement;
 * ``cli``: the options and ``run_one``, which calls each measurement.
 

@@ -22,6 +22,7 @@ from tools.benchmark import report
 from tools.benchmark import seeding
 from tools.benchmark import server
 from tools.benchmark import slow_clients
+from tools.benchmark import tooz_liveness
 
 
 def run_one(args, hosts):
@@ -135,6 +136,40 @@ def _heartbeats(args, database):
     }
 
 
+def run_tooz(args):
+    """Liveness of --tooz-hosts hosts on the tooz driver.
+
+    On a database of its own, where the db driver's heartbeats are then
+    measured too, for comparison.
+    """
+    started = time.monotonic()
+    database = seeding.Database(args.db_url)
+    engine = sa.create_engine(database.url, poolclass=sa.pool.NullPool)
+    try:
+        migration.db_sync(engine)
+        uuids = seeding.seed(engine, args.tooz_hosts)
+        options = argparse.Namespace(
+            seconds=args.tooz_seconds, agents=args.tooz_agents,
+            processes=args.tooz_processes,
+            force_downs=args.tooz_force_downs,
+            poll_interval=args.tooz_poll_interval,
+            backend_url=args.tooz_url,
+            report_interval=args.tooz_report_interval,
+            service_down_time=args.tooz_service_down_time,
+            quiet_listings=args.tooz_quiet_listings,
+            workers=args.workers, threads=args.threads)
+        figures = tooz_liveness.measure(database, uuids, args.tooz_hosts,
+                                        options)
+        figures['db_one_per_call'] = heartbeats.measure(
+            database.url_text, args.heartbeat_processes,
+            args.heartbeat_threads, args.heartbeat_seconds)
+        figures['total_seconds'] = round(time.monotonic() - started, 1)
+        return figures
+    finally:
+        engine.dispose()
+        database.drop()
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog='python -m tools.benchmark',
@@ -204,6 +239,41 @@ def parse_args(argv):
     parser.add_argument('--heartbeat-batch', type=int, default=100,
                         help='hosts per agent in the batched heartbeat run '
                              '(default 100)')
+    tooz = parser.add_argument_group(
+        'liveness on the tooz driver', 'a run of its own, after the host '
+        'counts of --hosts (which may be empty: --hosts=)')
+    tooz.add_argument('--tooz-hosts', type=int, default=0,
+                      help='hosts heartbeating through the tooz driver '
+                           'while an API on it is checked (default 0: no '
+                           'such run), e.g. 100000')
+    tooz.add_argument('--tooz-seconds', type=float, default=120.0,
+                      help='seconds measured once every host heartbeats '
+                           '(default 120)')
+    tooz.add_argument('--tooz-agents', type=int, default=2000,
+                      help='simulated agents sharing the hosts, one '
+                           'backend connection each (default 2000)')
+    tooz.add_argument('--tooz-processes', type=int, default=4,
+                      help='processes running the agents (default 4)')
+    tooz.add_argument('--tooz-force-downs', type=int, default=20,
+                      help='hosts forced down during the run, one before '
+                           'each listing (default 20)')
+    tooz.add_argument('--tooz-poll-interval', type=float, default=1.0,
+                      help='seconds between two listings of the checker '
+                           '(default 1)')
+    tooz.add_argument('--tooz-quiet-listings', type=int, default=3,
+                      help='listings at each microversion timed once the '
+                           'agents stopped, while the backend still holds '
+                           'their members (default 3)')
+    tooz.add_argument('--tooz-url', default='redis://127.0.0.1:6379',
+                      help='coordination backend; the run adds a tooz '
+                           'namespace of its own and, on Redis, deletes '
+                           'its keys at the end')
+    tooz.add_argument('--tooz-report-interval', type=int, default=10,
+                      help='seconds between two heartbeats of a host '
+                           '(default 10)')
+    tooz.add_argument('--tooz-service-down-time', type=int, default=60,
+                      help='service_down_time of the agents and the API '
+                           '(default 60)')
     args = parser.parse_args(argv)
     args.hosts = [int(value) for value in args.hosts.split(',') if value]
     return args
@@ -223,6 +293,10 @@ def main(argv=None):
     for hosts in args.hosts:
         print('%d hosts...' % hosts, file=sys.stderr, flush=True)
         figures['runs'].append(run_one(args, hosts))
+    if args.tooz_hosts:
+        print('%d hosts on the tooz driver...' % args.tooz_hosts,
+              file=sys.stderr, flush=True)
+        figures['tooz'] = run_tooz(args)
     report.print_table(figures)
     if args.json:
         with open(args.json, 'w') as output:

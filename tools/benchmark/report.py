@@ -39,11 +39,14 @@ def print_table(report, out=sys.stdout):
                   report['backend'], report['workers'], report['threads'],
                   report['machine']['nproc'], report['machine']['cpu_model'],
                   report['machine']['memory_mb']))
-    line('hosts', ['%d' % run['hosts'] for run in runs])
-    for section in SECTIONS:
-        section(out.write, line, runs)
-    line('seconds for this host count', ['%s' % run['seconds']
-                                         for run in runs])
+    if runs:
+        line('hosts', ['%d' % run['hosts'] for run in runs])
+        for section in SECTIONS:
+            section(out.write, line, runs)
+        line('seconds for this host count', ['%s' % run['seconds']
+                                             for run in runs])
+    if report.get('tooz'):
+        tooz_liveness(out.write, report['tooz'], report['backend'])
 
 
 def _line(out, label, cells):
@@ -166,3 +169,66 @@ def rss(write, line, runs):
 # In the order they are printed.
 SECTIONS = (listings, force_down, slow_clients, actions, evacuations,
             host_wide, heartbeats, rss)
+
+
+def tooz_liveness(write, figures, backend):
+    """The run of --tooz-hosts, on its own: not a column of the table."""
+    tooz, database = figures['tooz'], figures['database']
+    write('\nliveness on the tooz driver: %d hosts every %d s (%d '
+          'agents, one connection each, in %d processes), %.0f s measured '
+          'after %.0f s of start-up; load average %s -> %s, max %s\n' % (
+              figures['hosts'], figures['report_interval'],
+              figures['agents'], figures['processes'], figures['seconds'],
+              figures['warm_up_s'],
+              '/'.join(map(str, figures['load_average_before'])),
+              '/'.join(map(str, figures['load_average_after'])),
+              round(figures['load_1min_max'] or 0, 2)))
+    write('  backend heartbeats: %s/s of %s/s needed, %d failed, latest '
+          '%.1f s late (%.1f s at the start)\n' % (
+              tooz['per_second'], tooz['target_per_second'],
+              tooz['failures'], tooz['late_max_s'],
+              tooz['late_at_start_s']))
+    if figures.get('redis_calls_per_second'):
+        write('  Redis calls/s (all its clients): %s\n' % ', '.join(
+            '%s %s' % item
+            for item in figures['redis_calls_per_second'].items()))
+    write('  database heartbeats: %s/s, %d failed\n'
+          % (database['per_second'], database['failures']))
+    write('  %d listings: %d false downs (in %d listings; backend alone: '
+          'at most %s hosts missing); forced down by the run: %d of %d '
+          'down in the next listing, %d later seen up; %d failures\n' % (
+              figures['checks'], figures['false_downs'],
+              figures['listings_with_false_downs'],
+              figures['backend_misses_max'],
+              figures['forced_down_at_once'], figures['forced_by_run'],
+              figures['forced_seen_up_later'], figures['failures']))
+    if figures.get('backend_read_timeouts'):
+        write('  the backend\'s list of members took over 5 s %d times\n'
+              % figures['backend_read_timeouts'])
+    for version, item in figures['listings'].items():
+        write('  services listing %s, %d hosts: median/p99 %s/%s ms (%d '
+              'requests)\n' % (version, figures['hosts'],
+                               short(item['median_ms']),
+                               short(item['p99_ms']), item['requests']))
+    quiet = figures['after_the_agents']
+    write('  once the agents stopped (their members alive for %d s more): '
+          '%d false downs in %d listings\n' % (
+              figures['service_down_time'], quiet['false_downs'],
+              quiet['checks']))
+    for version, item in quiet['listings'].items():
+        write('    services listing %s: median/p99 %s/%s ms (%d requests)\n'
+              % (version, short(item['median_ms']), short(item['p99_ms']),
+                 item['requests']))
+    write('  API peak RSS MB: sum %.0f (largest proc %.0f)\n' % (
+        figures['api_rss']['peak_sum_mb'],
+        figures['api_rss']['peak_process_mb']))
+    write('  heartbeats per CPU second, one per host and heartbeat '
+          '(senders; with the server):\n')
+    one = figures['db_one_per_call']
+    write('    db (report_state, %s): %s/s, %s (%s)\n' % (
+        backend, one['per_second'], one['per_agent_cpu_second'],
+        one['per_cpu_second'] if one['server_cpu_s'] is not None
+        else 'server in-process'))
+    write('    tooz (redis heartbeat): %s/s, %s (%s)\n' % (
+        tooz['per_second'], tooz['per_agent_cpu_second'],
+        tooz['per_cpu_second']))

@@ -32,8 +32,12 @@ class Server:
     """The API server, counting SQL statements, on a loopback port."""
 
     def __init__(self, database, workers, threads, max_limit=None,
-                 name='api'):
-        """``max_limit``: the [api] option (default: the product's)."""
+                 name='api', options=None):
+        """``max_limit``: the [api] option (default: the product's).
+
+        ``options``: more of the configuration, {section: {name: value}}
+        (oslo.config merges a section named twice).
+        """
         self.port = free_port()
         self.config = os.path.join(database.directory, name + '.conf')
         # SQLite files use a NullPool, which takes no pool timeout.
@@ -49,6 +53,10 @@ class Server:
                    '' if max_limit is None else 'max_limit = %d\n' % max_limit,
                    database.url_text.replace('%', '%%'),
                    pool, self.port, workers, threads))
+            for section, values in (options or {}).items():
+                config.write('[%s]\n' % section + ''.join(
+                    '%s = %s\n' % (name, str(value).replace('%', '%%'))
+                    for name, value in values.items()))
         self.log_path = os.path.join(database.directory, name + '.log')
         self.process = None
 
