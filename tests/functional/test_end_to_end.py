@@ -32,11 +32,13 @@ class EndToEndTestCase(testtools.TestCase):
         warnings.simplefilter('ignore')
         self.database = self.useFixture(
             commands.DatabaseFile(**self.DATABASE_OPTIONS))
-        self.port = processes.free_port()
-        self.endpoint = 'http://127.0.0.1:%d' % self.port
         config = []
         for path in self.api_config_files():
             config += ['--config-file', path]
+        # Chosen after the config files, which may start servers of their
+        # own on free ports: chosen before, the port could go to them.
+        self.port = processes.free_port()
+        self.endpoint = 'http://127.0.0.1:%d' % self.port
         self.api = self.useFixture(processes.Process([
             processes.script('nova-forcedown-api'), '--dev', *config,
             '--port', str(self.port)]))
