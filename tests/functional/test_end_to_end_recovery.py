@@ -150,6 +150,21 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         self.assertEqual(0, self.failed_agent.stop())
         nova.servers.stop(self.busy)
 
+    def masakari_pre_task_and_prepare(self, nova):
+        """Masakari's first two tasks; the failed host's servers.
+
+        Pre task: disable the failed host's compute service, then wait
+        (Masakari sleeps 180 s): it never forces the service down, so
+        evacuation waits for the heartbeat to be stale (3 s here).
+        Prepare: the failed host's servers, one page.
+        """
+        [service] = nova.services.list(host=FAILED, binary='nova-compute')
+        nova.services.disable_log_reason(service.id, MASAKARI_REASON)
+        self.assertTrue(commands.wait_until(lambda: nova.services.list(
+            host=FAILED, binary='nova-compute')[0].state == 'down'))
+        return nova.servers.list(
+            search_opts={'host': FAILED, 'all_tenants': True})
+
     def assert_repaired_host_duplicates_nothing(self, nova):
         """The failed host's agent returns, the host is unfenced."""
         agent = self.start_agent(
@@ -188,17 +203,7 @@ class TestMasakariHostFailure(RecoveryTestCase):
 
     def test_up_to_evacuation(self):
         nova = self.nova('2.53')
-
-        # Pre task: disable the failed host's compute service, then wait
-        # (Masakari sleeps 180 s): it never forces the service down, so
-        # evacuation waits for the heartbeat to be stale (3 s here).
-        [service] = nova.services.list(host=FAILED, binary='nova-compute')
-        nova.services.disable_log_reason(service.id, MASAKARI_REASON)
-        self.assertTrue(commands.wait_until(lambda: nova.services.list(
-            host=FAILED, binary='nova-compute')[0].state == 'down'))
-        # Prepare: the failed host's servers, one page.
-        servers = nova.servers.list(
-            search_opts={'host': FAILED, 'all_tenants': True})
+        servers = self.masakari_pre_task_and_prepare(nova)
         # The reserved host joins the failed host's aggregates, then is
         # enabled (409s are tolerated: it may be there already).
         for aggregate in nova.aggregates.list():
@@ -270,12 +275,7 @@ class TestMasakariAutoRecovery(RecoveryTestCase):
 
     def test_evacuated_where_the_scheduler_says(self):
         nova = self.nova('2.53')
-        [service] = nova.services.list(host=FAILED, binary='nova-compute')
-        nova.services.disable_log_reason(service.id, MASAKARI_REASON)
-        self.assertTrue(commands.wait_until(lambda: nova.services.list(
-            host=FAILED, binary='nova-compute')[0].state == 'down'))
-        servers = nova.servers.list(
-            search_opts={'host': FAILED, 'all_tenants': True})
+        servers = self.masakari_pre_task_and_prepare(nova)
         locked_by_masakari = []
         for server in servers:
             server = nova.servers.get(server.id)
