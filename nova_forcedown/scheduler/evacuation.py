@@ -57,11 +57,13 @@ def evacuate(context, conf, is_up, seen, host=None, force=False,
     """
     # One read-only transaction (one connection) for all that.
     with db_api.context_manager.reader.connection.using(context):
-        if host is not None and not service_obj.ServiceList.get_records(
-                context, binary=service_obj.COMPUTE_BINARY, hosts=[host]):
+        services = _services(context, conf, seen, host)
+        if host is not None and not _of_host(services, host):
             raise exception.ComputeHostNotFoundForEvacuation(host=host)
-        source_up = _is_in_use(context, is_up, seen.host)
-        choices = _choices(context, conf, is_up, seen, host, force)
+        source_up = any(is_up(service)
+                        for service in _of_host(services, seen.host))
+        choices = _choices(context, conf, is_up, seen, host, force,
+                           services)
     migration = []
 
     def change(server, connection):
@@ -80,19 +82,24 @@ def evacuate(context, conf, is_up, seen, host=None, force=False,
     return migration[0]
 
 
-def _is_in_use(context, is_up, host):
-    """Whether the compute service of ``host`` is up."""
-    return any(is_up(service) for service in
-               service_obj.ServiceList.get_records(
-                   context, binary=service_obj.COMPUTE_BINARY, hosts=[host]))
+def _services(context, conf, server, host):
+    """The compute services of the server's host and of its candidates."""
+    hosts = host_selection.hosts_to_consider(context, conf, server, host)
+    return service_obj.ServiceList.get_records(
+        context, binary=service_obj.COMPUTE_BINARY,
+        hosts=None if hosts is None else hosts + [server.host])
 
 
-def _choices(context, conf, is_up, server, host, force):
+def _of_host(services, host):
+    return [service for service in services if service.host == host]
+
+
+def _choices(context, conf, is_up, server, host, force, services):
     """The Candidates to try, in order (a forced host: that one)."""
     if host is not None and force:
         nodes = db_migrations.node_capacities(context, [host])
         return [host_selection.capacity_of(node) for node in nodes[:1]]
-    return host_selection.candidates(context, conf, is_up, server,
+    return host_selection.candidates(context, conf, is_up, server, services,
                                      host=host)
 
 

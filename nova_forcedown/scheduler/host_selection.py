@@ -14,7 +14,6 @@ import collections
 
 from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown.objects import aggregate as aggregate_obj
-from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import zones as zones_mod
 
 # Nova's initial allocation ratios: CPU may be overcommitted, memory and
@@ -27,42 +26,53 @@ Candidate = collections.namedtuple('Candidate', (
     'host', 'node', 'node_id', 'vcpus', 'memory_mb', 'disk_gb'))
 
 
-def candidates(context, conf, is_up, server, host=None):
-    """Hosts that may take ``server`` now, most free memory first.
+def hosts_to_consider(context, conf, server, host=None):
+    """The hosts a destination of ``server`` is looked for among.
 
-    ``host``, when given, is the only one considered. ``is_up`` is the
-    servicegroup's liveness of a service record.
+    ``host`` alone when one was asked for; the hosts of the server's zone
+    when it asked for a named one (read from its aggregates); else None,
+    meaning every host.
+    """
+    if host is not None:
+        return [host]
+    if _in_named_zone(conf, server.availability_zone):
+        return aggregate_obj.AggregateList.hosts_in_zone(
+            context, server.availability_zone)
+    return None
+
+
+def candidates(context, conf, is_up, server, services, host=None):
+    """The hosts of ``services`` that may take ``server`` now.
+
+    Most free memory first. ``services``: the compute services of
+    :func:`hosts_to_consider` (others may be among them); ``host``, when
+    given, is the only one considered. ``is_up`` is the servicegroup's
+    liveness of a service record.
     """
     zone = server.availability_zone
-    in_named_zone = bool(zone) and zone != conf.default_availability_zone
-    if host is not None:
-        host_list = [host]
-    elif in_named_zone:
-        host_list = aggregate_obj.AggregateList.hosts_in_zone(context, zone)
-    else:
-        host_list = None
-    services = service_obj.ServiceList.get_records(
-        context, binary=service_obj.COMPUTE_BINARY, hosts=host_list)
     usable = [service for service in services
               if service.host != server.host and not service.disabled and
-              not service.forced_down and is_up(service)]
+              not service.forced_down and is_up(service) and
+              (host is None or service.host == host)]
     # The hosts of a named zone were read as such; any other host must
     # show the server's zone.
-    if zone and (host is not None or not in_named_zone):
+    if zone and (host is not None or not _in_named_zone(conf, zone)):
         zones = zones_mod.ServiceZones.load(
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
                   if zones.zone(service) == zone]
-    hosts = [service.host for service in usable]
-    usage = db_migrations.hosts_usage(context, hosts)
     found = []
-    for node in db_migrations.node_capacities(context, hosts):
+    for node in db_migrations.nodes_with_usage(
+            context, [service.host for service in usable]):
         candidate = capacity_of(node)
-        if fits(candidate, usage.get(node.host, (0, 0, 0)), server):
-            found.append(candidate)
-    found.sort(key=lambda candidate: -_free_memory(
-        candidate, usage.get(candidate.host, (0, 0, 0))))
-    return found
+        if fits(candidate, node.usage, server):
+            found.append((candidate, node.usage))
+    found.sort(key=lambda pair: -_free_memory(*pair))
+    return [candidate for candidate, _ in found]
+
+
+def _in_named_zone(conf, zone):
+    return bool(zone) and zone != conf.default_availability_zone
 
 
 def capacity_of(node):
