@@ -7,6 +7,7 @@ Nova's API database.
 """
 
 import collections
+import functools
 
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
@@ -96,21 +97,36 @@ def zone_memberships(context, hosts=None, zone=None, consume=list):
     ``consume(memberships)``, given an iterator over them as the cursor
     reads them, in the reading transaction.
     """
+    query = _zone_memberships_query(hosts is not None, zone is not None)
+    params = {'zone': zone}
+    if hosts is not None:
+        params['hosts'] = sorted(set(hosts))
+    return consume(map(ZoneMembership._make,
+                       context.connection.execute(query, params)))
+
+
+@functools.lru_cache(maxsize=None)
+def _zone_memberships_query(by_hosts, by_zone):
+    """The statement of :func:`zone_memberships`, built once per filters.
+
+    The values are bound at each run (``hosts``, ``zone``): an evacuation
+    in a named zone runs it, and building it costs more than running it.
+    """
     same_aggregate = _METADATA.c.aggregate_id == _HOSTS.c.aggregate_id
     query = (sa.select(_HOSTS.c.host, _HOSTS.c.aggregate_id, _METADATA.c.value)
              .join(_METADATA, same_aggregate)
              .where(_METADATA.c.key == AZ_KEY)
              .order_by(_HOSTS.c.aggregate_id, _HOSTS.c.host))
-    if hosts is not None:
-        query = query.where(_HOSTS.c.host.in_(sorted(set(hosts))))
-    if zone is not None:
+    if by_hosts:
+        query = query.where(_HOSTS.c.host.in_(
+            sa.bindparam('hosts', expanding=True)))
+    if by_zone:
         in_zone = (sa.select(_HOSTS.c.host)
                    .join(_METADATA, same_aggregate)
                    .where(_METADATA.c.key == AZ_KEY,
-                          _METADATA.c.value == zone))
+                          _METADATA.c.value == sa.bindparam('zone')))
         query = query.where(_HOSTS.c.host.in_(in_zone))
-    return consume(map(ZoneMembership._make,
-                       context.connection.execute(query)))
+    return query
 
 
 @db_api.write_transaction

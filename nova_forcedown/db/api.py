@@ -309,16 +309,24 @@ ServiceRow = collections.namedtuple(
     'ServiceRow', tuple(models.Service.__table__.columns.keys()))
 
 
-def _filter_services(query, host, binary, exclude_binaries, hosts=None):
-    if host is not None:
-        query = query.where(models.Service.host == host)
-    if hosts is not None:
-        query = query.where(models.Service.host.in_(sorted(set(hosts))))
-    if binary is not None:
-        query = query.where(models.Service.binary == binary)
+@functools.lru_cache(maxsize=None)
+def _services_query(by_host, by_hosts, by_binary, exclude_binaries):
+    """The listing's statement for this set of filters, built once.
+
+    Their values are bound at each run (``host``, ``hosts``, ``binary``):
+    building a statement costs more than running it on a small table.
+    """
+    query = sa.select(_SERVICES).where(_SERVICES.c.deleted == 0)
+    if by_host:
+        query = query.where(_SERVICES.c.host == sa.bindparam('host'))
+    if by_hosts:
+        query = query.where(_SERVICES.c.host.in_(
+            sa.bindparam('hosts', expanding=True)))
+    if by_binary:
+        query = query.where(_SERVICES.c.binary == sa.bindparam('binary'))
     if exclude_binaries:
-        query = query.where(models.Service.binary.not_in(exclude_binaries))
-    return query.order_by(models.Service.id)
+        query = query.where(_SERVICES.c.binary.not_in(exclude_binaries))
+    return query.order_by(_SERVICES.c.id)
 
 
 @context_manager.reader
@@ -335,11 +343,13 @@ def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
     iterator that builds each row as the cursor reads it (see
     :func:`compute_node_list_rows`).
     """
-    table = models.Service.__table__
-    query = sa.select(table).where(table.c.deleted == 0)
-    query = _filter_services(query, host, binary, exclude_binaries, hosts)
+    query = _services_query(host is not None, hosts is not None,
+                            binary is not None, tuple(exclude_binaries))
+    params = {'host': host, 'binary': binary}
+    if hosts is not None:
+        params['hosts'] = sorted(set(hosts))
     return consume(map(ServiceRow._make,
-                       context.session.connection().execute(query)))
+                       context.session.connection().execute(query, params)))
 
 
 @retry_on_deadlock

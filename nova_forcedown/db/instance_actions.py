@@ -31,7 +31,7 @@ ERROR = 'Error'
 
 def record_action(connection, context, instance_uuid, action, now):
     """Insert the action ``action`` of ``context``'s request; its id."""
-    result = connection.execute(_ACTIONS.insert().values(
+    result = connection.execute(_ACTIONS.insert(), dict(
         action=action, instance_uuid=instance_uuid,
         request_id=context.request_id, user_id=context.user_id,
         project_id=context.project_id, start_time=now, created_at=now,

@@ -45,7 +45,7 @@ def migration_create(connection, context, values, now):
     values = dict(values, uuid=uuidutils.generate_uuid(),
                   user_id=context.user_id, project_id=context.project_id,
                   hidden=False, created_at=now, deleted=0)
-    result = connection.execute(_MIGRATIONS.insert().values(**values))
+    result = connection.execute(_MIGRATIONS.insert(), values)
     values['id'] = result.inserted_primary_key[0]
     return MigrationRow(**{name: values.get(name)
                            for name in MigrationRow._fields})
@@ -59,17 +59,24 @@ def host_usage(connection, host):
     read locks, so there it is a locking (shared) read; PostgreSQL reads
     what is committed at each statement, and refuses FOR SHARE with SUM.
     """
-    query = sa.select(
-        sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
-        sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
-        sa.func.coalesce(sa.func.sum(
-            sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
-            sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
-        _INSTANCES.c.host == host, _INSTANCES.c.deleted == 0)
+    query = _HOST_USAGE
     if connection.dialect.name == 'mysql':
-        query = query.with_for_update(read=True)
-    row = connection.execute(query).first()
+        query = _HOST_USAGE_SHARED
+    row = connection.execute(query, {'host': host}).first()
     return tuple(int(value) for value in row)
+
+
+# Built once, as every evacuation runs them.
+_HOST_USAGE = sa.select(
+    sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
+    sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
+    sa.func.coalesce(sa.func.sum(
+        sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
+        sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
+    _INSTANCES.c.host == sa.bindparam('host'), _INSTANCES.c.deleted == 0)
+_HOST_USAGE_SHARED = _HOST_USAGE.with_for_update(read=True)
+_LOCK_NODE = sa.select(_NODES.c.id).where(
+    _NODES.c.id == sa.bindparam('node_id')).with_for_update()
 
 
 def lock_node(connection, node_id):
@@ -79,8 +86,7 @@ def lock_node(connection, node_id):
     the one before it placed. (On SQLite the transaction already holds the
     database's write lock.)
     """
-    connection.execute(sa.select(_NODES.c.id).where(
-        _NODES.c.id == node_id).with_for_update()).first()
+    connection.execute(_LOCK_NODE, {'node_id': node_id}).first()
 
 
 @context_manager.reader.connection

@@ -172,6 +172,30 @@ def instance_get_all(context, matching, limit=None, marker=None,
     return [row_type._make(row) for row in connection.execute(query)]
 
 
+@functools.lru_cache(maxsize=None)
+def _server_query(of_project, deleted_too=False, locked=False):
+    """The statement reading server ``:uuid``, built once per variant.
+
+    ``of_project``: only if it is project ``:project_id``'s; ``locked``:
+    its row locked (FOR UPDATE) until the transaction ends. Every action
+    on a server reads it so: building the statement each time would cost
+    more than running it.
+    """
+    criteria = [_INSTANCES.c.uuid == sa.bindparam('uuid')]
+    if not deleted_too:
+        criteria.append(_INSTANCES.c.deleted == 0)
+    if of_project:
+        criteria.append(_INSTANCES.c.project_id == sa.bindparam('project_id'))
+    query = (sa.select(_INSTANCES).where(*criteria)
+             .order_by(_INSTANCES.c.id.desc()).limit(1))
+    return query.with_for_update() if locked else query
+
+
+# An UPDATE of server ``:server_id``; what it sets is the other parameters.
+_UPDATE_SERVER = _INSTANCES.update().where(
+    _INSTANCES.c.id == sa.bindparam('server_id'))
+
+
 @context_manager.reader.connection
 def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
     """The live server ``uuid`` (of ``project_id``, when given).
@@ -179,14 +203,9 @@ def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
     With ``deleted_too``, a deleted one as well (the newest, should a
     uuid have been reused).
     """
-    criteria = [_INSTANCES.c.uuid == uuid]
-    if not deleted_too:
-        criteria.append(_INSTANCES.c.deleted == 0)
-    if project_id is not None:
-        criteria.append(_INSTANCES.c.project_id == project_id)
+    query = _server_query(project_id is not None, deleted_too=deleted_too)
     row = context.connection.execute(
-        sa.select(_INSTANCES).where(*criteria)
-        .order_by(_INSTANCES.c.id.desc()).limit(1)).first()
+        query, {'uuid': uuid, 'project_id': project_id}).first()
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     return InstanceRow._make(row)
@@ -233,11 +252,9 @@ def instance_act(context, uuid, change, action, project_id=None):
     Returns the server as it now is, or None when nothing was done.
     """
     connection = context.connection
-    criteria = [_INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0]
-    if project_id is not None:
-        criteria.append(_INSTANCES.c.project_id == project_id)
     found = connection.execute(
-        sa.select(_INSTANCES).where(*criteria).with_for_update()).first()
+        _server_query(project_id is not None, locked=True),
+        {'uuid': uuid, 'project_id': project_id}).first()
     if found is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     row = InstanceRow._make(found)
@@ -246,8 +263,7 @@ def instance_act(context, uuid, change, action, project_id=None):
         return None
     now = timeutils.utcnow()
     values = dict(values, updated_at=now)
-    connection.execute(_INSTANCES.update().where(
-        _INSTANCES.c.id == row.id).values(**values))
+    connection.execute(_UPDATE_SERVER, dict(values, server_id=row.id))
     db_instance_actions.record_action(connection, context, uuid, action, now)
     return row._replace(**values)
 

@@ -38,7 +38,7 @@ def history_record(connection, context, host, event, changes,
     with the connection of the transaction that makes the change.
     """
     now = now or timeutils.utcnow()
-    result = connection.execute(_HISTORY.insert().values(
+    result = connection.execute(_HISTORY.insert(), dict(
         host=host, binary=binary, service_uuid=service_uuid, event=event,
         changes=jsonutils.dumps([change._asdict() for change in changes]),
         user_id=context.user_id, project_id=context.project_id,
