@@ -74,7 +74,7 @@ def _through_the_api(args, database, engine, uuids, hosts):
                     evacuations.measure(
                         api, engine, 'h%d' % failed, failed,
                         args.evacuate_instances, args.evacuate_destinations)
-                    for failed in (1, args.evacuate_hosts)}
+                    for failed in sorted({1, args.evacuate_hosts})}
             if (args.host_wide_servers and hosts == args.hosts[0] and
                     hosts >= host_wide.HOST_INDEX):
                 figures['host_wide'] = host_wide.measure(
