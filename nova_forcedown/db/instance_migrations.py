@@ -51,6 +51,19 @@ def migration_create(connection, context, values, now):
                            for name in MigrationRow._fields})
 
 
+# Built once, as every evacuation runs them.
+_HOST_USAGE = sa.select(
+    sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
+    sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
+    sa.func.coalesce(sa.func.sum(
+        sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
+        sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
+    _INSTANCES.c.host == sa.bindparam('host'), _INSTANCES.c.deleted == 0)
+_HOST_USAGE_SHARED = _HOST_USAGE.with_for_update(read=True)
+_LOCK_NODE = sa.select(_NODES.c.id).where(
+    _NODES.c.id == sa.bindparam('node_id')).with_for_update()
+
+
 def host_usage(connection, host):
     """(vcpus, memory_mb, disk_gb) the live servers of ``host`` take.
 
@@ -64,19 +77,6 @@ def host_usage(connection, host):
         query = _HOST_USAGE_SHARED
     row = connection.execute(query, {'host': host}).first()
     return tuple(int(value) for value in row)
-
-
-# Built once, as every evacuation runs them.
-_HOST_USAGE = sa.select(
-    sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
-    sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
-    sa.func.coalesce(sa.func.sum(
-        sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
-        sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
-    _INSTANCES.c.host == sa.bindparam('host'), _INSTANCES.c.deleted == 0)
-_HOST_USAGE_SHARED = _HOST_USAGE.with_for_update(read=True)
-_LOCK_NODE = sa.select(_NODES.c.id).where(
-    _NODES.c.id == sa.bindparam('node_id')).with_for_update()
 
 
 def lock_node(connection, node_id):
