@@ -2,6 +2,7 @@
 
 import itertools
 import tempfile
+import urllib.parse
 
 from oslo_serialization import jsonutils
 import webob
@@ -80,6 +81,21 @@ class Request(webob.Request):
         if prefix:
             return prefix.rstrip('/') + self.script_name
         return self.application_url
+
+    def next_links(self, page, limit, marker_of, query=None):
+        """Nova's link to the page after ``page`` when it is full, or None.
+
+        The link is this path with ``query`` ({name: value}; by default
+        ``limit`` alone) and the marker ``marker_of(last record)``, the
+        parameters in name order.
+        """
+        if not limit or len(page) != limit:
+            return None
+        query = dict({'limit': limit} if query is None else query,
+                     marker=marker_of(page[-1]))
+        return [{'rel': 'next', 'href': '%s%s?%s' % (
+            self.link_base(), self.path_info,
+            urllib.parse.urlencode(sorted(query.items())))}]
 
 
 class BodyNotReceived(Exception):

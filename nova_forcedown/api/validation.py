@@ -314,6 +314,11 @@ def last(params, name, default=None):
     return values[-1] if values else default
 
 
+def last_values(params):
+    """{name: its last value} of every query parameter, as Nova reads them."""
+    return {name: values[-1] for name, values in params.items()}
+
+
 def db_integer(text):
     """``text`` as a database integer id, or None if it cannot be one."""
     if not isinstance(text, str) or not text.isascii() or not text.isdigit():

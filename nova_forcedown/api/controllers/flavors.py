@@ -7,8 +7,6 @@ turn Nova's query parameters into its filters. Writes go: body schema,
 policy, operation.
 """
 
-import urllib.parse
-
 from oslo_utils import strutils
 import webob.exc
 
@@ -110,13 +108,9 @@ def _listing(req):
         sort_key=validation.last(params, 'sort_key', 'flavorid'),
         sort_dir=validation.last(params, 'sort_dir', 'asc'),
         limit=limit, marker=marker)
-    if not limit or len(flavors) != limit:
-        return flavors, None
-    query = {name: values[-1] for name, values in params.items()}
-    query['marker'] = flavors[-1].flavorid
-    href = '%s%s?%s' % (req.link_base(), req.path_info,
-                        urllib.parse.urlencode(sorted(query.items())))
-    return flavors, {'flavors_links': [{'rel': 'next', 'href': href}]}
+    links = req.next_links(flavors, limit, lambda flavor: flavor.flavorid,
+                           validation.last_values(params))
+    return flavors, {'flavors_links': links} if links else None
 
 
 def _filters(req, params):

@@ -6,7 +6,6 @@ the joined row.
 """
 
 import collections
-import urllib.parse
 
 from oslo_utils import uuidutils
 import webob.exc
@@ -129,7 +128,9 @@ def _listing(req, params, view, key):
     nodes = node_obj.ComputeNodeList.get_records_with_service(
         req.context, limit=limit, marker=marker, summary=summary)
     return _respond(req, nodes, view, key, params,
-                    links=_next_links(req, nodes, limit, params))
+                    links=req.next_links(
+                        nodes, limit, _marker_of(req),
+                        validation.last_values(params)))
 
 
 def _index_schema(version):
@@ -168,16 +169,11 @@ def _respond(req, nodes, view, key, params=None, links=None):
     return api_request.json_response(dict({key: items}, **(extra or {})))
 
 
-def _next_links(req, nodes, limit, params):
-    if not limit or len(nodes) != limit:
-        return None
-    query = {name: values[-1] for name, values in params.items()}
-    query['marker'] = (nodes[-1].uuid
-                       if req.version.matches(microversion.V2_53)
-                       else nodes[-1].id)
-    href = '%s%s?%s' % (req.link_base(), req.path_info,
-                        urllib.parse.urlencode(sorted(query.items())))
-    return [{'rel': 'next', 'href': href}]
+def _marker_of(req):
+    """A node's marker: its uuid from 2.53, its id before."""
+    if req.version.matches(microversion.V2_53):
+        return lambda node: node.uuid
+    return lambda node: node.id
 
 
 def _matching(req, pattern, summary=True):

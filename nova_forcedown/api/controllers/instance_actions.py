@@ -7,8 +7,6 @@ reader from 2.51, the traceback and (from 2.62) the host to admins only,
 the hostId from 2.62 to all, the details from 2.84 to admins.
 """
 
-import urllib.parse
-
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import instance_actions as schemas
@@ -26,13 +24,13 @@ def list_actions(req):
     if not paged:
         actions = instance_action.get_all(req.context, server.uuid)
         return _listing(actions, paged)
-    last = {name: values[-1] for name, values in params.items()}
+    last = validation.last_values(params)
     since, before = validation.changes_window(last)
     limit = req.page_size(last.get('limit'))
     actions = instance_action.get_all(
         req.context, server.uuid, limit=limit, marker=last.get('marker'),
         changes_since=since, changes_before=before)
-    links = _next_links(req, actions, limit)
+    links = req.next_links(actions, limit, lambda action: action.request_id)
     return _listing(actions, paged, {'links': links} if links else None)
 
 
@@ -91,12 +89,3 @@ def _listing(actions, with_updated_at, extra=None):
     return api_request.listing_response(
         'instanceActions', actions,
         lambda record: views.action(record, with_updated_at), extra)
-
-
-def _next_links(req, actions, limit):
-    if not limit or len(actions) != limit:
-        return None
-    query = urllib.parse.urlencode({'limit': limit,
-                                    'marker': actions[-1].request_id})
-    return [{'rel': 'next',
-             'href': '%s%s?%s' % (req.link_base(), req.path_info, query)}]

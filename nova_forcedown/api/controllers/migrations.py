@@ -4,8 +4,6 @@ As Nova lists them at each microversion: filters, then from 2.59 paging
 newest first and strict parameters, from 2.80 by user and project.
 """
 
-import urllib.parse
-
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import migrations as schemas
@@ -18,7 +16,7 @@ from nova_forcedown.policies import migrations as policies
 def list_migrations(req):
     version = req.version
     params = validation.query(req, _index_schema(version))
-    last = {name: values[-1] for name, values in params.items()}
+    last = validation.last_values(params)
     context = req.context
     context.can(policies.INDEX, {'project_id': context.project_id})
     if not (version.matches(microversion.V2_80) and
@@ -37,7 +35,8 @@ def list_migrations(req):
         changes_since=since, changes_before=before, limit=limit,
         marker=last.get('marker') if paged else None)
     shown = [record for record in records if not record.hidden]
-    links = _next_links(req, records, limit, last) if paged else None
+    links = (req.next_links(records, limit, lambda record: record.uuid, last)
+             if paged else None)
     return api_request.listing_response(
         'migrations', shown,
         lambda record: views.migration(record, version, show_hosts),
@@ -66,12 +65,3 @@ def _exact(last):
     if 'host' in last:
         exact.pop('source_compute', None)
     return exact
-
-
-def _next_links(req, records, limit, last):
-    if not limit or len(records) != limit:
-        return None
-    query = dict(last, marker=records[-1].uuid)
-    return [{'rel': 'next', 'href': '%s%s?%s' % (
-        req.link_base(), req.path_info,
-        urllib.parse.urlencode(sorted(query.items())))}]

@@ -7,8 +7,6 @@ the servers, and one each for their hosts' compute services (host_status)
 and zones: a constant number of statements whatever the page holds.
 """
 
-import urllib.parse
-
 from oslo_utils import strutils
 import webob.exc
 
@@ -123,7 +121,8 @@ def _listing(req, rule, all_tenants_rule, render):
             context, matching, limit=limit,
             marker=validation.last(params, 'marker'), sort=sort,
             columns=None if detail else _brief_columns(sort))
-        links = _next_links(req, servers, limit, params)
+        links = req.next_links(servers, limit, lambda server: server.uuid,
+                               validation.last_values(params))
     view = _views(req, servers, detail=detail)
     return api_request.listing_response(
         'servers', servers, lambda server: render(view, server),
@@ -173,7 +172,7 @@ def _matching(req, search, all_tenants_rule):
     if states is None or any(search.get(name) for name in _NEVER_MATCHED):
         return None
     vm_states, task_states, deleted = states
-    last = {name: values[-1] for name, values in search.items()}
+    last = validation.last_values(search)
     since, before = _changes(last)
     if 'deleted' in last:
         deleted = strutils.bool_from_string(last['deleted'], default=False)
@@ -287,16 +286,6 @@ def _page_size(req, limit_text):
         raise webob.exc.HTTPBadRequest(
             explanation='limit param must be an integer')
     return min(limit, max_limit)
-
-
-def _next_links(req, servers, limit, params):
-    if not limit or len(servers) != limit:
-        return None
-    query = {name: values[-1] for name, values in params.items()}
-    query['marker'] = servers[-1].uuid
-    href = '%s%s?%s' % (req.link_base(), req.path_info,
-                        urllib.parse.urlencode(sorted(query.items())))
-    return [{'rel': 'next', 'href': href}]
 
 
 # ------------------------------------------------------------------ views

@@ -7,8 +7,6 @@ paged with ``limit`` (up to ``[api] max_limit``) and ``marker`` (the id
 of the last entry seen).
 """
 
-import urllib.parse
-
 from oslo_utils import uuidutils
 import webob.exc
 
@@ -31,7 +29,7 @@ def list_history(req):
     entries = service_history.get_for_host(
         req.context, service.host, binary=service.binary, limit=limit,
         marker=int(marker) if marker is not None else None)
-    links = _next_links(req, entries, limit)
+    links = req.next_links(entries, limit, lambda entry: entry.id)
     return api_request.listing_response(
         'history', entries,
         lambda record: views.entry(record, service_history.changes(record)),
@@ -52,12 +50,3 @@ def _service(req, service_id):
     except exception.ServiceNotFound:
         raise webob.exc.HTTPNotFound(
             explanation='Service %s not found.' % service_id)
-
-
-def _next_links(req, entries, limit):
-    if len(entries) != limit:
-        return None
-    query = urllib.parse.urlencode({'limit': limit,
-                                    'marker': entries[-1].id})
-    return [{'rel': 'next',
-             'href': '%s%s?%s' % (req.link_base(), req.path_info, query)}]
