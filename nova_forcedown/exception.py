@@ -134,6 +134,14 @@ class ForceUpWithEvacuationsLeft(Invalid):
                'request.')
 
 
+class ForceUpWithEvacuationsInProgress(Conflict):
+    msg_fmt = ('Unable to force up host %(host)s while %(count)d evacuation '
+               'migration(s) away from it are not yet `completed` '
+               '(%(states)s): it may still run those servers. Restart its '
+               'compute service, which removes them and completes the '
+               'migrations, then retry this request.')
+
+
 class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 

@@ -54,6 +54,10 @@ CLI_OPTS = [
                     'driver).'),
     cfg.StrOpt('user-id', default='fake-user',
                help='User that owns the simulated servers (fake driver).'),
+    cfg.StrOpt('state-dir',
+               help='Directory where the fake driver keeps what each '
+                    'simulated host runs, so that a restarted agent finds '
+                    'its servers still running (default: kept in memory).'),
     cfg.StrOpt('availability-zone',
                help='Availability zone the services report (default: '
                     '[DEFAULT] default_availability_zone for nova-compute, '

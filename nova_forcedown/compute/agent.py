@@ -23,6 +23,7 @@ from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as node_obj
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
 from nova_forcedown.servicegroup import condition_log
@@ -189,39 +190,66 @@ class Agent:
         return owner
 
     def clean_up_evacuated(self, hosts):
-        """Remove the servers evacuated away while this agent was gone.
+        """Remove the copies of servers that are no longer these hosts'.
 
         As Nova's compute does on start-up, before it reports anything:
-        the driver destroys what is left of each (disks on shared storage
-        kept) and its migration is completed, so no server ever runs on
-        two hosts.
+        each host's copy of a server evacuated away from it, or whose
+        rebuild there failed or was superseded, or that its hypervisor
+        runs while the database places it elsewhere, is destroyed (disks
+        on shared storage kept); then each open evacuation away from the
+        hosts is ``completed``, so the host may be forced up again. No
+        server runs on two hosts, and none is lost: a server is only ever
+        removed from a host the database does not place it on.
         """
-        migrations = db_migrations.evacuations_from(
-            self._context, hosts, (db_migrations.ACCEPTED,
-                                   db_migrations.PRE_MIGRATING,
-                                   db_migrations.DONE))
+        migrations = db_migrations.evacuations_to_clean_up(self._context,
+                                                           hosts)
+        copies = {(host, uuid) for host in hosts
+                  for uuid in self._driver.guests(host)}
         for migration in migrations:
-            self._driver.destroy(migration.instance_uuid)
-            db_migrations.migration_set_status(
-                self._context, migration.id, db_migrations.COMPLETED)
-        if migrations:
-            LOG.info('Removed %(count)d server(s) evacuated away from this '
-                     'agent\'s hosts while it was gone.',
-                     {'count': len(migrations)})
+            if migration.source_compute in hosts:
+                copies.add((migration.source_compute, migration.instance_uuid))
+            if migration.status == db_migrations.FAILED and (
+                    migration.dest_compute in hosts):
+                copies.add((migration.dest_compute, migration.instance_uuid))
+        placed = operations.hosts_of(self._context,
+                                     {uuid for _, uuid in copies})
+        removed = sorted((host, uuid) for host, uuid in copies
+                         if placed.get(uuid) != host)
+        for host, uuid in removed:
+            self._driver.destroy(host, uuid)
+        completed = [migration for migration in migrations
+                     if migration.status in db_migrations.OPEN and
+                     db_migrations.migration_set_status(
+                         self._context, migration.id,
+                         db_migrations.COMPLETED)]
+        if removed or completed:
+            LOG.info('Removed %(removed)d server(s) no longer on this '
+                     'agent\'s hosts and completed %(completed)d '
+                     'evacuation(s) away from them.',
+                     {'removed': len(removed), 'completed': len(completed)})
 
     def _register_instances(self, hosts, owner):
         """Create the servers the driver reports and the database lacks.
 
         Servers evacuated away count as there: they are not made again.
+        The driver then adopts each host's servers (but those it is to
+        rebuild).
         """
-        existing = collections.Counter(
-            instance.host for instance in
-            instance_obj.InstanceList.get_by_hosts(self._context, hosts))
+        present = instance_obj.InstanceList.get_by_hosts(self._context,
+                                                         hosts)
+        existing = collections.Counter(instance.host for instance in present)
         existing.update(db_migrations.evacuated_counts(self._context, hosts))
+        servers = collections.defaultdict(list)
+        for instance in present:
+            if instance.task_state != operations.REBUILDING:
+                servers[instance.host].append(instance)
         for host in hosts:
             for values in self._driver.instances(host)[existing[host]:]:
-                instance_obj.Instance(self._context, host=host, node=host,
-                                      **owner, **values).create()
+                instance = instance_obj.Instance(
+                    self._context, host=host, node=host, **owner, **values)
+                instance.create()
+                servers[host].append(instance)
+            self._driver.adopt(host, servers[host])
 
     def start(self):
         """Heartbeat all services from one thread.

@@ -169,13 +169,13 @@ class TaskRunner:
 
         The migration goes pre-migrating, then done (failed, and the
         server in error, when the driver fails); the server ends in the
-        migration's target vm_state.
+        migration's target vm_state. A rebuild interrupted by the agent's
+        death is resumed at its restart. One superseded meanwhile (a
+        retried evacuation moved the server on) leaves no copy here.
         """
         context = self._context
-        migration = db_migrations.migration_get_latest(
-            context, server.uuid, (db_migrations.ACCEPTED,
-                                   db_migrations.PRE_MIGRATING,
-                                   db_migrations.COMPLETED))
+        migration = db_migrations.evacuation_get_latest(
+            context, server.uuid, server.host)
         action = instance_action.latest(context, server.uuid, 'evacuate')
         event_id = (instance_action.event_start(
             context, action.id, 'compute_rebuild_instance', server.host)
@@ -197,15 +197,36 @@ class TaskRunner:
             return
         after = operations.end_task(context, server, {
             'vm_state': target, 'power_state': power_state})
+        if after is None:
+            self._superseded(server)
+            self._finish(action, event_id, instance_action.ERROR)
+            return
         self._set_migration(migration, db_migrations.DONE)
         self._finish(action, event_id, instance_action.SUCCESS)
-        if after is not None:
-            notifications.instance_task_ended(context, server, after)
+        notifications.instance_task_ended(context, server, after)
+
+    def _superseded(self, server):
+        """Remove the copy just built of a server that moved on meanwhile.
+
+        Kept when the server is still this host's (an operator reset its
+        state while it was rebuilt): the copy is then its only one.
+        """
+        host = operations.hosts_of(self._context, [server.uuid]).get(
+            server.uuid)
+        if host == server.host:
+            LOG.info('Server %(uuid)s was rebuilt, but its task was '
+                     'cleared meanwhile; its state is left as it is now.',
+                     {'uuid': server.uuid})
+            return
+        self._driver.destroy(server.host, server.uuid)
+        LOG.warning('Server %(uuid)s was evacuated again to %(host)s while '
+                    'it was rebuilt on %(here)s; the copy built here is '
+                    'removed.', {'uuid': server.uuid, 'host': host,
+                                 'here': server.host})
 
     def _set_migration(self, migration, status):
-        """Move the migration on, unless its source already completed it."""
-        if migration is not None and (
-                migration.status != db_migrations.COMPLETED):
+        """Move the migration on, as far as its statuses allow."""
+        if migration is not None:
             db_migrations.migration_set_status(self._context, migration.id,
                                                status)
 

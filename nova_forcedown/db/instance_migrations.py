@@ -35,6 +35,22 @@ COMPLETED = 'completed'
 ERROR = 'error'
 FAILED = 'failed'
 
+# An evacuation's status moves only along these edges: {to: the statuses
+# it may come from}. Each agent moves its own step and never undoes
+# another's: the destination's rebuild does not overwrite the source's
+# ``completed``, nor a retry's ``failed``. The fencing guide draws it.
+TRANSITIONS = {
+    PRE_MIGRATING: (ACCEPTED,),
+    DONE: (ACCEPTED, PRE_MIGRATING),
+    COMPLETED: (ACCEPTED, PRE_MIGRATING, DONE),
+    FAILED: (ACCEPTED, PRE_MIGRATING),
+}
+
+# Evacuations the source's agent has not yet cleaned up after: the source
+# may still run a copy, so it may not be forced up (and its clean-up at
+# restart takes them).
+OPEN = (ACCEPTED, PRE_MIGRATING, DONE)
+
 # Filters matched exactly, by column.
 EXACT_FILTERS = ('instance_uuid', 'source_compute', 'status',
                  'migration_type', 'user_id', 'project_id')
@@ -134,33 +150,72 @@ def migrations_get_all(context, exact=None, host=None, hidden=None,
 
 
 @context_manager.reader.connection
-def migration_get_latest(context, instance_uuid, statuses):
-    """The newest migration of the server in one of ``statuses``, or None."""
+def evacuation_get_latest(context, instance_uuid, dest_compute):
+    """The newest evacuation of the server to ``dest_compute``, or None."""
     row = context.connection.execute(sa.select(_MIGRATIONS).where(
         _MIGRATIONS.c.instance_uuid == instance_uuid,
-        _MIGRATIONS.c.status.in_(statuses),
+        _MIGRATIONS.c.migration_type == EVACUATION,
+        _MIGRATIONS.c.dest_compute == dest_compute,
         _MIGRATIONS.c.deleted == 0).order_by(
             _MIGRATIONS.c.id.desc()).limit(1)).first()
     return None if row is None else MigrationRow._make(row)
 
 
 @context_manager.reader.connection
-def evacuations_from(context, hosts, statuses):
-    """Evacuations away from ``hosts`` in one of ``statuses``."""
+def evacuations_to_clean_up(context, hosts):
+    """The evacuations a restarting agent of ``hosts`` looks at.
+
+    Away from ``hosts`` and open (:data:`OPEN`) or failed, and to
+    ``hosts`` and failed: in each, one of ``hosts`` may hold a copy of a
+    server that is no longer its own.
+    """
+    hosts = list(hosts)
     return [MigrationRow._make(row) for row in context.connection.execute(
         sa.select(_MIGRATIONS).where(
-            _MIGRATIONS.c.migration_type == 'evacuation',
-            _MIGRATIONS.c.source_compute.in_(list(hosts)),
-            _MIGRATIONS.c.status.in_(statuses),
-            _MIGRATIONS.c.deleted == 0).order_by(_MIGRATIONS.c.id))]
+            _MIGRATIONS.c.migration_type == EVACUATION,
+            _MIGRATIONS.c.deleted == 0,
+            sa.or_(sa.and_(_MIGRATIONS.c.source_compute.in_(hosts),
+                           _MIGRATIONS.c.status.in_(OPEN + (FAILED,))),
+                   sa.and_(_MIGRATIONS.c.dest_compute.in_(hosts),
+                           _MIGRATIONS.c.status == FAILED)))
+        .order_by(_MIGRATIONS.c.id))]
+
+
+def _moved(connection, migration_id, status):
+    """Move a migration to ``status`` if :data:`TRANSITIONS` allows it now.
+
+    Whether it moved: False when another step got there first.
+    """
+    result = connection.execute(_MIGRATIONS.update().where(
+        _MIGRATIONS.c.id == migration_id,
+        _MIGRATIONS.c.status.in_(TRANSITIONS[status])).values(
+            status=status, updated_at=timeutils.utcnow()))
+    return result.rowcount == 1
 
 
 @db_api.retry_on_deadlock
 @context_manager.writer.connection
 def migration_set_status(context, migration_id, status):
-    context.connection.execute(_MIGRATIONS.update().where(
-        _MIGRATIONS.c.id == migration_id).values(
-            status=status, updated_at=timeutils.utcnow()))
+    """Move a migration to ``status`` along :data:`TRANSITIONS`; moved?"""
+    return _moved(context.connection, migration_id, status)
+
+
+def migration_fail_open(connection, instance_uuid):
+    """Fail the server's evacuations not yet rebuilt; the rows as they were.
+
+    In the caller's transaction. A retried evacuation supersedes them:
+    their destination never finished, and its rebuild, if it ever
+    resumes, finds them failed.
+    """
+    rows = [MigrationRow._make(row) for row in connection.execute(
+        sa.select(_MIGRATIONS).where(
+            _MIGRATIONS.c.instance_uuid == instance_uuid,
+            _MIGRATIONS.c.migration_type == EVACUATION,
+            _MIGRATIONS.c.status.in_(TRANSITIONS[FAILED]),
+            _MIGRATIONS.c.deleted == 0).order_by(_MIGRATIONS.c.id))]
+    for row in rows:
+        _moved(connection, row.id, FAILED)
+    return rows
 
 
 # The columns of a compute node a placement needs.
@@ -228,7 +283,7 @@ def evacuated_counts(context, hosts):
         return {}
     rows = context.connection.execute(
         sa.select(_MIGRATIONS.c.source_compute, sa.func.count())
-        .where(_MIGRATIONS.c.migration_type == 'evacuation',
+        .where(_MIGRATIONS.c.migration_type == EVACUATION,
                _MIGRATIONS.c.source_compute.in_(list(hosts)),
                _MIGRATIONS.c.status.not_in(('error', 'failed')),
                _MIGRATIONS.c.deleted == 0)

@@ -212,6 +212,17 @@ def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
 
 
 @context_manager.reader.connection
+def instance_hosts(context, uuids):
+    """{uuid: host} of the live servers among ``uuids``."""
+    if not uuids:
+        return {}
+    return dict(context.connection.execute(
+        sa.select(_INSTANCES.c.uuid, _INSTANCES.c.host).where(
+            _INSTANCES.c.uuid.in_(sorted(set(uuids))),
+            _INSTANCES.c.deleted == 0)).all())
+
+
+@context_manager.reader.connection
 def flavor_copy(context, name):
     """(flavors.id, the copy an instance keeps) of flavor ``name``, or None.
 
@@ -288,15 +299,16 @@ def instance_get_tasks(context, hosts, task_states):
 
 @db_api.retry_on_deadlock
 @context_manager.writer.connection
-def instance_finish_task(context, uuid, task_state, values):
-    """Write ``values`` if server ``uuid`` still has task ``task_state``.
+def instance_finish_task(context, uuid, host, task_state, values):
+    """Write ``values`` if server ``uuid`` is on ``host``, in ``task_state``.
 
     False when the task is gone (a reset cleared it, the server was
-    deleted): what the host did is then not written over what the API
-    decided since.
+    deleted, a retried evacuation moved it to another host): what the
+    host did is then not written over what the API decided since.
     """
     values = dict(values, updated_at=timeutils.utcnow())
     result = context.connection.execute(_INSTANCES.update().where(
         _INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0,
+        _INSTANCES.c.host == host,
         _INSTANCES.c.task_state == task_state).values(**values))
     return result.rowcount == 1

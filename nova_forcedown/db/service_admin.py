@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import aggregates as db_aggregates
+from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown.db import models
 from nova_forcedown.db import service_history
 from nova_forcedown import exception
@@ -51,9 +52,9 @@ def service_update_compute(context, values, uuid=None, host=None,
     no such service (the caller finds out why). A force-down over the
     limit is :class:`exception.ForcedDownLimitExceeded`, and writes
     nothing; so is forcing a host up while evacuations away from it are
-    ``done`` but not yet ``completed`` by its agent's return
-    (:class:`exception.ForceUpWithEvacuationsLeft`, Nova's guard: the
-    agent must first remove what was evacuated away).
+    not yet ``completed`` by its agent's return
+    (:func:`_refuse_force_up_with_evacuations_left`: the agent must first
+    remove what was evacuated away).
     """
     connection = context.connection
     target = _target(uuid, host)
@@ -78,14 +79,31 @@ def service_update_compute(context, values, uuid=None, host=None,
 
 
 def _refuse_force_up_with_evacuations_left(connection, host):
+    """Refuse to force ``host`` up while it may still run evacuated servers.
+
+    That is while an evacuation away from it is open: its agent has not
+    come back to remove what left it and complete the migration. Only
+    ``done`` ones: Nova's refusal, word for word; any still ``accepted``
+    or ``pre-migrating`` (the destination has not rebuilt yet): a 409
+    naming them, as Nova does not guard that.
+    """
     migrations = models.Migration.__table__
-    left = connection.execute(sa.select(migrations.c.id).where(
-        migrations.c.source_compute == host,
-        migrations.c.migration_type == 'evacuation',
-        migrations.c.status == 'done',
-        migrations.c.deleted == 0).limit(1)).first()
-    if left is not None:
+    counts = dict(connection.execute(
+        sa.select(migrations.c.status, sa.func.count())
+        .where(migrations.c.source_compute == host,
+               migrations.c.migration_type == db_migrations.EVACUATION,
+               migrations.c.status.in_(db_migrations.OPEN),
+               migrations.c.deleted == 0)
+        .group_by(migrations.c.status)).all())
+    if not counts:
+        return
+    if set(counts) == {db_migrations.DONE}:
         raise exception.ForceUpWithEvacuationsLeft(host=host)
+    raise exception.ForceUpWithEvacuationsInProgress(
+        host=host, count=sum(counts.values()),
+        states=', '.join('%d %s' % (counts[status], status)
+                         for status in db_migrations.OPEN
+                         if status in counts))
 
 
 def _stored_now(connection):

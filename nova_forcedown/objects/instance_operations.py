@@ -138,13 +138,19 @@ def end_task(context, server, values):
     """End the server's task with ``values`` (task_state cleared).
 
     The server as it now is, or None when its task was gone (reset,
-    deleted) and nothing was written.
+    deleted, moved to another host) and nothing was written.
     """
     values = dict(values, task_state=None)
     if not db_instances.instance_finish_task(context, server.uuid,
-                                             server.task_state, values):
+                                             server.host, server.task_state,
+                                             values):
         return None
     return server._replace(**values)
+
+
+def hosts_of(context, uuids):
+    """{uuid: host} of the live servers among ``uuids``."""
+    return db_instances.instance_hosts(context, uuids)
 
 
 def _check(context, server, action, vm_states):

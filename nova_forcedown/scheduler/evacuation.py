@@ -69,17 +69,46 @@ def evacuate(context, conf, is_up, seen, host=None, force=False,
     def change(server, connection):
         if host == server.host:
             raise exception.EvacuationTargetIsSource()
-        operations.check_state(server, 'evacuate', ALLOWED_VM_STATES)
+        _check_state(server)
         if source_up or server.host != seen.host:
             raise exception.ComputeServiceInUse(host=server.host)
-        found = _claimed(choices, server, force, connection)
-        values, row = _accepted(context, server, found, host, force,
+        source = _source(server, connection)
+        found = _claimed(choices, server, connection)
+        values, row = _accepted(context, server, source, found, host, force,
                                 stop_after, connection)
         migration.append(row)
         return values
 
     operations.act(context, seen.uuid, change, 'evacuate', project_id)
     return migration[0]
+
+
+def _check_state(server):
+    """Nova's checks of an evacuation, but for a retry.
+
+    A server still ``rebuilding`` may be evacuated again: its destination
+    died before it rebuilt it (that host is down, or the evacuation is
+    refused as still in use), and the operator retries elsewhere.
+    """
+    if server.task_state == operations.REBUILDING:
+        server = server._replace(task_state=None)
+    operations.check_state(server, 'evacuate', ALLOWED_VM_STATES)
+
+
+def _source(server, connection):
+    """(host, node) a new evacuation of ``server`` leaves from.
+
+    Its host, unless it is a retry: the evacuations it supersedes fail
+    (releasing their claim, as the server leaves their destination), and
+    when their source has not cleaned up yet, the new one leaves from that
+    source, whose force-up then still waits for its clean-up.
+    """
+    if server.task_state != operations.REBUILDING:
+        return server.host, server.node
+    superseded = db_migrations.migration_fail_open(connection, server.uuid)
+    if not superseded:
+        return server.host, server.node
+    return superseded[-1].source_compute, superseded[-1].source_node
 
 
 def _services(context, conf, server, host):
@@ -95,7 +124,7 @@ def _of_host(services, host):
 
 
 def _choices(context, conf, is_up, server, host, force, services):
-    """The Candidates to try, in order (a forced host: that one)."""
+    """The Candidates to try, in order (a forced host: its node)."""
     if host is not None and force:
         nodes = db_migrations.node_capacities(context, [host])
         return [host_selection.capacity_of(node) for node in nodes[:1]]
@@ -103,26 +132,30 @@ def _choices(context, conf, is_up, server, host, force, services):
                                      host=host)
 
 
-def _claimed(choices, server, force, connection):
-    """The first choice the server fits on, its node claimed; or None."""
-    if force:
-        return choices[0] if choices else None
+def _claimed(choices, server, connection):
+    """The first choice the server fits on, its node claimed; or None.
+
+    A forced destination is claimed as well: force skips the filters (up,
+    enabled, zone), never the capacity, as Nova's conductor claims it.
+    """
     for candidate in choices:
         if host_selection.claim(connection, candidate, server):
             return candidate
     return None
 
 
-def _accepted(context, server, found, host, force, stop_after, connection):
+def _accepted(context, server, source, found, host, force, stop_after,
+              connection):
     """(the server's new values, the migration row) of the acceptance."""
     now = timeutils.utcnow()
+    source_host, source_node = source
     migration = {
         'instance_uuid': server.uuid,
         'migration_type': db_migrations.EVACUATION,
-        'source_compute': server.host, 'source_node': server.node,
+        'source_compute': source_host, 'source_node': source_node,
         'target_vm_state': target_vm_state(server.vm_state, stop_after)}
     service_history.history_record(
-        connection, context, server.host,
+        connection, context, source_host,
         'evacuate' if found is not None else 'evacuate-failed',
         [service_history.Change('server %s host' % server.uuid, server.host,
                                 found.host if found is not None else None)],

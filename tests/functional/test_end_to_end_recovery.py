@@ -171,8 +171,8 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
             '--driver', 'fake', '--hosts', '1', '--instances', '4',
             '--host-prefix', 'failed-', '--flavor', 'ha.small',
             '--project-id', OWNER)
-        self.assertTrue(agent.wait_for_log('Removed 4 server(s) evacuated'),
-                        agent.log())
+        self.assertTrue(agent.wait_for_log(
+            'Removed 4 server(s) no longer on this agent'), agent.log())
         self.unfence()
         self.assertEqual(4, len(self.database.query(
             'SELECT id FROM instances')))

@@ -65,9 +65,27 @@ class ComputeDriver(metaclass=abc.ABCMeta):
         raise DriverError('The %s driver hosts no instances; it cannot '
                           'rebuild %s.' % (self.conf.driver, instance.uuid))
 
-    def destroy(self, instance_uuid):
-        """Remove what is left of a server evacuated away from this host.
+    def guests(self, host):
+        """{uuid: power_state} of the servers ``host``'s hypervisor runs.
 
+        What the hypervisor itself says, whatever the database holds; a
+        driver without servers runs none.
+        """
+        return {}
+
+    def adopt(self, host, instances):
+        """Take the servers the database places on ``host`` at start.
+
+        ``instances`` are the records of the live servers on ``host``
+        that are not being rebuilt there. A driver whose hypervisor knows
+        its guests ignores them; one that simulates its servers takes
+        them as running.
+        """
+
+    def destroy(self, host, instance_uuid):
+        """Remove the copy ``host`` holds of a server that is not its own.
+
+        A server evacuated away, or whose rebuild here was superseded.
         Its disks on shared storage are kept. A driver without servers
         has nothing to remove.
         """

@@ -4,9 +4,21 @@ For demos and scale tests: one agent process registers ``--hosts`` hosts
 named ``<--host-prefix><i>`` (i from 1) with ``--instances`` servers each,
 active and running, built with the flavor the agent gives (``--flavor``),
 else with :data:`BUILT_IN_FLAVOR`.
+
+Each simulated hypervisor knows what it runs (:meth:`FakeDriver.guests`).
+With ``--state-dir`` it keeps that in ``<dir>/<host>.json``, written
+atomically at each change: a killed and restarted agent finds its servers
+still running, as a real host whose agent crashed does, and a test or the
+fault-injection tool reads what every host runs. A host powered off (its
+file emptied of guests while its agent is down) runs nothing when it
+comes back.
 """
 
 import ipaddress
+import json
+import os
+import tempfile
+import threading
 import time
 
 from oslo_serialization import jsonutils
@@ -49,10 +61,19 @@ class FakeDriver(base.ComputeDriver):
         self._index = {'%s%d' % (conf.host_prefix, i): i
                        for i in range(1, conf.hosts + 1)}
         self._flavor = BUILT_IN_FLAVOR
-        # Simulated power of the servers a task changed: uuid -> state.
-        self.power_states = {}
-        # Servers evacuated away whose remains the agent removed.
+        self._state_dir = getattr(conf, 'state_dir', None)
+        self._lock = threading.Lock()
+        # host -> {uuid: power_state}; None until the host has booted.
+        self._guests = {host: self._load(host) for host in self._index}
+        # Servers whose copy the agent removed, in order.
         self.destroyed = []
+
+    @property
+    def power_states(self):
+        """{uuid: power_state} of every server the hosts run."""
+        with self._lock:
+            return {uuid: state for guests in self._guests.values()
+                    if guests for uuid, state in guests.items()}
 
     def use_flavor(self, flavor):
         self._flavor = flavor
@@ -67,22 +88,68 @@ class FakeDriver(base.ComputeDriver):
                  'task_state': None, 'flavor': self._flavor}
                 for i in range(1, self.conf.instances + 1)]
 
+    def guests(self, host):
+        with self._lock:
+            return dict(self._guests.get(host) or {})
+
+    def adopt(self, host, instances):
+        """A host booting for the first time runs its servers."""
+        with self._lock:
+            if self._guests.get(host) is not None:
+                return
+            self._guests[host] = {
+                instance.uuid: instance.power_state or POWER_STATE_RUNNING
+                for instance in instances}
+            self._save(host)
+
     def power_off(self, instance):
-        self.power_states[instance.uuid] = POWER_STATE_SHUTDOWN
-        return POWER_STATE_SHUTDOWN
+        return self._set_power(instance, POWER_STATE_SHUTDOWN)
 
     def power_on(self, instance):
-        self.power_states[instance.uuid] = POWER_STATE_RUNNING
-        return POWER_STATE_RUNNING
+        return self._set_power(instance, POWER_STATE_RUNNING)
 
     def rebuild(self, instance, stopped=False):
-        state = POWER_STATE_SHUTDOWN if stopped else POWER_STATE_RUNNING
-        self.power_states[instance.uuid] = state
+        return self._set_power(instance, POWER_STATE_SHUTDOWN if stopped
+                               else POWER_STATE_RUNNING)
+
+    def destroy(self, host, instance_uuid):
+        with self._lock:
+            guests = self._guests.get(host)
+            if guests is not None and guests.pop(instance_uuid, None):
+                self._save(host)
+            self.destroyed.append(instance_uuid)
+
+    def _set_power(self, instance, state):
+        with self._lock:
+            guests = self._guests.get(instance.host)
+            if guests is None:
+                guests = self._guests[instance.host] = {}
+            guests[instance.uuid] = state
+            self._save(instance.host)
         return state
 
-    def destroy(self, instance_uuid):
-        self.power_states.pop(instance_uuid, None)
-        self.destroyed.append(instance_uuid)
+    def _path(self, host):
+        return os.path.join(self._state_dir, host + '.json')
+
+    def _load(self, host):
+        if self._state_dir is None:
+            return None
+        try:
+            with open(self._path(host)) as state:
+                return dict(json.load(state)['guests'])
+        except FileNotFoundError:
+            return None
+
+    def _save(self, host):
+        """Write ``host``'s guests whole, replacing the file at once."""
+        if self._state_dir is None:
+            return
+        os.makedirs(self._state_dir, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+                'w', dir=self._state_dir, prefix='.' + host,
+                delete=False) as state:
+            json.dump({'host': host, 'guests': self._guests[host]}, state)
+        os.replace(state.name, self._path(host))
 
     def node_resources(self, host):
         count = self.conf.instances
