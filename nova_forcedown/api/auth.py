@@ -12,6 +12,8 @@ names this request and nobody; :class:`ContextMiddleware` replaces it with
 the authenticated one.
 """
 
+import collections
+
 import bcrypt
 from oslo_context import context as oslo_context
 from oslo_log import log as logging
@@ -43,6 +45,9 @@ _IDENTITY_PREFIXES = ('HTTP_X_USER', 'HTTP_X_PROJECT', 'HTTP_X_TENANT',
 # longer one (ValueError) where older versions and htpasswd cut it short;
 # here a longer password is simply a wrong one.
 BCRYPT_MAX_PASSWORD_BYTES = 72
+
+# The dummy hash's cost for a file with no bcrypt hash: bcrypt's default.
+DEFAULT_BCRYPT_COST = 12
 
 # How much of a user name a log line shows.
 _LOGGED_NAME_CHARS = 64
@@ -121,9 +126,10 @@ class HTTPBasicAuth:
 
     The file is read at every request, as oslo.middleware does, so that
     added users and changed passwords apply at once. Every attempt costs
-    one bcrypt check at the file's cost, whether or not the user exists and
-    whatever the password's length: how long a 401 takes tells nothing
-    about which users exist.
+    one bcrypt check, whether or not the user exists and whatever the
+    password's length; an unknown user's is at the most common cost among
+    the file's hashes, so that it takes as long as a wrong password of a
+    typical user and how long a 401 takes does not tell which users exist.
     """
 
     def __init__(self, application, user_file, admin_users):
@@ -132,6 +138,8 @@ class HTTPBasicAuth:
         self.user_file = user_file
         self.admin_users = set(admin_users)
         self._dummy_hashes = {}
+        # Made now, so that the first unknown user does not pay for it.
+        self._dummy_hash(_read_hashes(user_file).values())
 
     @webob.dec.wsgify
     def __call__(self, req):
@@ -179,8 +187,11 @@ class HTTPBasicAuth:
         return usable and matches
 
     def _dummy_hash(self, hashes):
-        """A hash of nobody's password, at the highest cost in the file."""
-        cost = max((_cost(crypted) for crypted in hashes), default=12)
+        """A hash of nobody's password, at the file's typical cost.
+
+        One per cost, made the first time the file has that typical cost.
+        """
+        cost = _typical_cost(hashes)
         if cost not in self._dummy_hashes:
             self._dummy_hashes[cost] = bcrypt.hashpw(
                 b'', bcrypt.gensalt(rounds=cost))
@@ -223,6 +234,20 @@ def _read_hashes(user_file):
                 continue
             hashes.setdefault(username, crypted)
     return hashes
+
+
+def _typical_cost(hashes):
+    """The most common cost among ``hashes``; the lower one of a tie.
+
+    Not the highest cost: with most users at 10 and one at 12, a check at
+    12 would take four times a wrong password of most users, and tell
+    that the user does not exist. The lower one of a tie, since every
+    request naming an unknown user pays it.
+    """
+    counts = collections.Counter(_cost(crypted) for crypted in hashes)
+    if not counts:
+        return DEFAULT_BCRYPT_COST
+    return min(counts, key=lambda cost: (-counts[cost], cost))
 
 
 def _cost(crypted):

@@ -272,18 +272,46 @@ class TestHTTPBasicMode(_AccessTestCase):
 
     def setUp(self):
         super().setUp()
-        user_file = os.path.join(self.directory, 'htpasswd')
+        self.user_file = os.path.join(self.directory, 'htpasswd')
+        self.write_users((('admin', 'admin-secret', COST),
+                          ('operator', 'operator-secret', COST),
+                          ('poet', POET_PASSWORD, COST)))
+        self.app = self.build_app(_HTTP_BASIC_CONFIG % {
+            'user_file': self.user_file})
+
+    def write_users(self, users):
+        """(Re)write the htpasswd file with (user, password, cost)."""
         self.hashes = {}
-        with open(user_file, 'w') as output:
-            for user, password in (('admin', 'admin-secret'),
-                                   ('operator', 'operator-secret'),
-                                   ('poet', POET_PASSWORD)):
+        with open(self.user_file, 'w') as output:
+            for user, password, cost in users:
                 hashed = bcrypt.hashpw(password.encode(),
-                                       bcrypt.gensalt(rounds=COST))
+                                       bcrypt.gensalt(rounds=cost))
                 output.write('%s:%s\n' % (user, hashed.decode()))
                 self.hashes[user] = hashed
-        self.app = self.build_app(_HTTP_BASIC_CONFIG % {
-            'user_file': user_file})
+
+    def count_checks(self):
+        """The hashes bcrypt checks from now on; each check still runs."""
+        checked = []
+        checkpw = bcrypt.checkpw
+
+        def counted_checkpw(password, hashed):
+            checked.append(hashed)
+            return checkpw(password, hashed)
+        self.useFixture(fixtures.MonkeyPatch('bcrypt.checkpw',
+                                             counted_checkpw))
+        return checked
+
+    def costs_checked(self, checked, attempts):
+        """The cost of the one bcrypt check of each (user, password)."""
+        costs = []
+        for user, password in attempts:
+            del checked[:]
+            resp = self.request('GET', '/v2/extensions',
+                                headers=_basic(user, password))
+            self.assertIsNone(_problem(resp, 401), user)
+            (hashed,) = checked
+            costs.append(int(hashed.split(b'$')[2]))
+        return costs
 
     def test_matrix(self):
         wrong = self.run_matrix([
@@ -327,15 +355,7 @@ class TestHTTPBasicMode(_AccessTestCase):
                 resp.headers['WWW-Authenticate'].startswith('Basic'))
 
     def test_every_attempt_costs_one_bcrypt_check_at_the_files_cost(self):
-        # Counts bcrypt's checks, and lets each one run.
-        checked = []
-        checkpw = bcrypt.checkpw
-
-        def counted_checkpw(password, hashed):
-            checked.append(hashed)
-            return checkpw(password, hashed)
-        self.useFixture(fixtures.MonkeyPatch('bcrypt.checkpw',
-                                             counted_checkpw))
+        checked = self.count_checks()
         cost = b'$2b$%02d$' % COST
         for user, password, known, want in (
                 ('admin', 'admin-secret', True, 200),
@@ -351,6 +371,30 @@ class TestHTTPBasicMode(_AccessTestCase):
             (hashed,) = checked
             self.assertTrue(hashed.startswith(cost), hashed)
             self.assertEqual(known, hashed in self.hashes.values(), user)
+
+    def test_an_unknown_user_costs_what_most_known_users_cost(self):
+        # Most users at COST, one at COST + 2: a check at the highest cost
+        # would take four times a typical user's wrong password.
+        self.write_users((('admin', 'admin-secret', COST + 2),
+                          ('operator', 'operator-secret', COST),
+                          ('poet', POET_PASSWORD, COST)))
+        checked = self.count_checks()
+        attempts = (('mallory', 'wrong'), ('operator', 'wrong'),
+                    ('admin', 'wrong'), ('mallory', 'x' * 73))
+        self.assertEqual([COST, COST, COST + 2, COST],
+                         self.costs_checked(checked, attempts))
+        # Rehashed to COST + 1 for most users: the next attempt follows,
+        # without a restart.
+        self.write_users((('admin', 'admin-secret', COST + 1),
+                          ('operator', 'operator-secret', COST + 1),
+                          ('poet', POET_PASSWORD, COST)))
+        self.assertEqual([COST + 1, COST + 1, COST + 1, COST + 1],
+                         self.costs_checked(checked, attempts))
+        # Half and half: the cheaper of the two.
+        self.write_users((('admin', 'admin-secret', COST + 2),
+                          ('operator', 'operator-secret', COST)))
+        self.assertEqual([COST, COST, COST + 2, COST],
+                         self.costs_checked(checked, attempts))
 
     def test_control_characters_in_user_names_never_reach_the_log(self):
         log = self.useFixture(log_lines.LogLines(self.conf))
