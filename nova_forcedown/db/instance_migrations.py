@@ -278,14 +278,20 @@ def nodes_with_usage(context, hosts):
 
 @context_manager.reader.connection
 def evacuated_counts(context, hosts):
-    """{host: servers evacuated away from it}, whatever their status."""
+    """{host: servers that left it by evacuation}.
+
+    Whatever their status but ``error`` (the server never left), each
+    server once: a failed rebuild left it on its destination, and a
+    retried evacuation leaves from the first source again.
+    """
     if not hosts:
         return {}
     rows = context.connection.execute(
-        sa.select(_MIGRATIONS.c.source_compute, sa.func.count())
+        sa.select(_MIGRATIONS.c.source_compute,
+                  sa.func.count(sa.distinct(_MIGRATIONS.c.instance_uuid)))
         .where(_MIGRATIONS.c.migration_type == EVACUATION,
                _MIGRATIONS.c.source_compute.in_(list(hosts)),
-               _MIGRATIONS.c.status.not_in(('error', 'failed')),
+               _MIGRATIONS.c.status != ERROR,
                _MIGRATIONS.c.deleted == 0)
         .group_by(_MIGRATIONS.c.source_compute))
     return {host: count for host, count in rows}

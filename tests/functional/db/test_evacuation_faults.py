@@ -11,9 +11,12 @@ import datetime
 
 from oslo_utils import timeutils
 
+from nova_forcedown.cmd import compute as compute_cmd
+from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute.drivers import fake as fake_driver
 from nova_forcedown.compute import agent as compute_agent
 from nova_forcedown.compute import tasks as compute_tasks
+from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
@@ -256,3 +259,48 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
 
 
 nf_fixtures.backend_test_cases(_EvacuationFaultsMixin, globals())
+
+
+class _FailingRebuild(fake_driver.FakeDriver):
+    """A hypervisor that cannot build the evacuated server."""
+
+    def rebuild(self, instance, stopped=False):
+        raise driver_base.DriverError('no image')
+
+
+class _RestartedAgentMixin(test_evacuation._EvacuationBase):
+    """An agent of its own host, fi-1, started and started again."""
+
+    def start_agent(self):
+        """The hypervisor of a freshly started agent of fi-1."""
+        conf = nf_conf.make_conf(
+            ['--driver', 'fake', '--hosts', '1', '--host-prefix', 'fi-',
+             '--instances', '2'], default_config_files=[],
+            default_config_dirs=[], register_cli=compute_cmd.CLI_OPTS)
+        driver = fake_driver.FakeDriver(conf)
+        compute_agent.Agent(conf, driver).register()
+        return driver
+
+    def test_a_server_whose_rebuild_failed_is_not_made_again(self):
+        self.start_agent()
+        service_obj.Service.update_compute(self.admin, {'forced_down': True},
+                                           host='fi-1')
+        first, second = sorted(server.uuid for server in
+                               instance_obj.InstanceList.get_by_host(
+                                   self.context, 'fi-1'))
+        self.evacuate(first, host='dst-big')
+        compute_tasks.TaskRunner(
+            self.context, _FailingRebuild(test_evacuation._agent_conf()),
+            ['dst-big'], self.conf, test_heartbeat.FakeClock()).run_pending()
+
+        driver = self.start_agent()
+
+        self.assertEqual([second], [server.uuid for server in
+                                    instance_obj.InstanceList.get_by_host(
+                                        self.context, 'fi-1')])
+        self.assertEqual([second], list(driver.guests('fi-1')))
+        server = instance_obj.Instance.get_record(self.context, first)
+        self.assertEqual(('dst-big', 'error'), (server.host, server.vm_state))
+
+
+nf_fixtures.backend_test_cases(_RestartedAgentMixin, globals())
