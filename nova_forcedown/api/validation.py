@@ -15,6 +15,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import webob.exc
 
+from nova_forcedown.api import integers
 from nova_forcedown.api import request as api_request
 from nova_forcedown.db import api as db_api
 
@@ -320,10 +321,14 @@ def last_values(params):
 
 
 def db_integer(text):
-    """``text`` as a database integer id, or None if it cannot be one."""
+    """``text`` (ASCII digits, as many as sent) as a database integer id.
+
+    None if no row can have it: it is not digits, or it is larger than
+    every id.
+    """
     if not isinstance(text, str) or not text.isascii() or not text.isdigit():
         return None
-    value = int(text)
+    value = integers.read(text)
     return value if value <= db_api.MAX_INTEGER_ID else None
 
 

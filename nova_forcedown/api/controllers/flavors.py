@@ -10,6 +10,7 @@ policy, operation.
 from oslo_utils import strutils
 import webob.exc
 
+from nova_forcedown.api import integers
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import flavors as schemas
@@ -101,7 +102,7 @@ def _listing(req):
     max_limit = req.app.conf.api.max_limit
     limit_text = validation.last(params, 'limit')
     limit = (max_limit if limit_text is None
-             else min(int(limit_text), max_limit))
+             else min(integers.read(limit_text), max_limit))
     marker = validation.last(params, 'marker')
     flavors = flavor_obj.FlavorList.get_all(
         req.context, _filters(req, params),
@@ -140,14 +141,15 @@ def _is_public(text):
 
 
 def _minimum(params, name):
+    """Nova's int() of a minimum; one past every flavor matches none."""
     text = validation.last(params, name)
     if text is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
+    value = integers.read(text)
+    if value is None:
         raise webob.exc.HTTPBadRequest(
             explanation='Invalid %s filter [%s]' % (name, text))
+    return value
 
 
 def _index_schema(version):
@@ -175,9 +177,8 @@ def _invalid_input(reason):
 
 def _integer(value, name, minimum):
     """Nova's check of a count, named after its column."""
-    try:
-        number = int(str(value))
-    except ValueError:
+    number = integers.read(str(value))
+    if number is None:
         raise _invalid_input('%s must be an integer' % name)
     if number < minimum:
         raise _invalid_input('%s must be >= %d' % (name, minimum))
