@@ -344,13 +344,14 @@ def changes_window(last):
     """
     since = _timestamp(last, 'changes-since')
     before = _timestamp(last, 'changes-before')
+    # Compared as sent, with their offsets: in UTC either may be clamped.
     if since is not None and before is not None and since > before:
         raise webob.exc.HTTPBadRequest(explanation=CHANGES_ORDER)
-    return since, before
+    return _naive_utc(since), _naive_utc(before)
 
 
 def _timestamp(last, name):
-    """An ISO 8601 parameter as a naive UTC datetime (400 if it is not)."""
+    """An ISO 8601 parameter as an aware datetime (400 if it is not)."""
     if name not in last:
         return None
     text = last[name]
@@ -360,9 +361,27 @@ def _timestamp(last, name):
         raise webob.exc.HTTPBadRequest(explanation=(
             "Invalid input for query parameters %s. Value: %s. '%s' is not "
             "a 'date-time'" % (name, text, text)))
-    if value.tzinfo is not None:
-        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
     return value
+
+
+def _naive_utc(value):
+    """``value`` as a naive UTC datetime, clamped to the calendar.
+
+    9999-12-31T23:59:59-23:59 is in year 10000 in UTC, and
+    0001-01-01T00:00:00+23:59 in year 0: such an edge of the window is
+    the last or the first instant Python has, and matches as the end or
+    the start of time does, on every database.
+    """
+    if value is None:
+        return None
+    try:
+        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        if value.utcoffset() < datetime.timedelta(0):
+            return datetime.datetime.max
+        return datetime.datetime.min
 
 
 def action_name(document, known):
