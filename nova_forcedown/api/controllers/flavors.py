@@ -52,8 +52,9 @@ def show_flavor(req):
 
 def create_flavor(req):
     body = validation.body(req, _create_schema(req.version))
-    req.context.can(policies.CREATE)
     fields = body['flavor']
+    flavorid = _flavor_id(fields.get('id'))
+    req.context.can(policies.CREATE)
     flavor = Flavor.create(
         req.context, fields['name'].strip(),
         memory_mb=_integer(fields['ram'], 'memory_mb', 1),
@@ -63,7 +64,7 @@ def create_flavor(req):
                               'ephemeral_gb', 0),
         swap=_integer(fields.get('swap', 0), 'swap', 0),
         rxtx_factor=_rxtx_factor(fields.get('rxtx_factor', 1.0)),
-        flavorid=fields.get('id'),
+        flavorid=flavorid,
         is_public=validation.to_bool(
             fields.get('os-flavor-access:is_public', True)),
         description=fields.get('description'))
@@ -186,6 +187,15 @@ def _integer(value, name, minimum):
         raise _invalid_input('%s must be <= %d'
                              % (name, db_api.MAX_INTEGER_ID))
     return number
+
+
+def _flavor_id(value):
+    """The id to store: a string, or a number's text (400 if no id's)."""
+    if value is None or isinstance(value, str):
+        return value
+    text = str(value)
+    validation.validate({'id': text}, schemas.FLAVOR_ID_TEXT)
+    return text
 
 
 def _rxtx_factor(value):
