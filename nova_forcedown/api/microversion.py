@@ -87,6 +87,10 @@ MAX_VERSION = V2_104
 # Nova's format. microversion_parse.parse_version_string alone would also
 # take '2.01', '02.1', ' 2.1' or '-2.1', which Nova refuses with a 400.
 _VERSION_FORMAT = re.compile(r'([1-9]\d*)\.([1-9]\d*|0)')
+# A number of more digits than this (without leading zeros) is past
+# MAX_VERSION: such a version is refused as out of range without int(),
+# which refuses a string of more than 4300 digits.
+_MOST_DIGITS = max(len(str(number)) for number in MAX_VERSION)
 
 
 class InvalidVersion(ValueError):
@@ -94,7 +98,11 @@ class InvalidVersion(ValueError):
 
 
 class UnsupportedVersion(ValueError):
-    """The requested version is outside [MIN, MAX] (406)."""
+    """The requested version is outside [MIN, MAX] (406).
+
+    ``version`` is a Version, or the text of one with too many digits to
+    be one.
+    """
 
     def __init__(self, version):
         super().__init__(str(version))
@@ -120,10 +128,13 @@ def _parse(text):
         return MIN_VERSION
     if text == 'latest':
         return MAX_VERSION
-    if not _VERSION_FORMAT.fullmatch(text):
+    match = _VERSION_FORMAT.fullmatch(text)
+    if not match:
         raise InvalidVersion(
             'API Version String %s is of invalid format. Must be of format '
             'MajorNum.MinorNum.' % text)
+    if max(len(number) for number in match.groups()) > _MOST_DIGITS:
+        raise UnsupportedVersion(text)
     return microversion_parse.parse_version_string(text)
 
 

@@ -8,6 +8,8 @@ from oslo_serialization import jsonutils
 import webob
 import webob.exc
 
+from nova_forcedown.api import integers
+
 ENV_CONTEXT = 'nova_forcedown.context'
 ENV_VERSION = 'nova_forcedown.version'
 ENV_APP = 'nova_forcedown.app'
@@ -61,10 +63,11 @@ class Request(webob.Request):
     def page_size(self, limit_text):
         """A listing's page size: ``limit`` up to [api] max_limit.
 
-        No limit, or 0, is max_limit, as Nova pages.
+        No limit, or 0, is max_limit, as Nova pages. ``limit_text`` is
+        digits, as many as the client sent (the query schema checked).
         """
         max_limit = self.app.conf.api.max_limit
-        limit = int(limit_text) if limit_text is not None else 0
+        limit = integers.read(limit_text) if limit_text is not None else 0
         return min(limit or max_limit, max_limit)
 
     def is_up(self, service):

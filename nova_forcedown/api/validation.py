@@ -15,6 +15,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import webob.exc
 
+from nova_forcedown.api import integers
 from nova_forcedown.api import request as api_request
 from nova_forcedown.db import api as db_api
 
@@ -320,10 +321,14 @@ def last_values(params):
 
 
 def db_integer(text):
-    """``text`` as a database integer id, or None if it cannot be one."""
+    """``text`` (ASCII digits, as many as sent) as a database integer id.
+
+    None if no row can have it: it is not digits, or it is larger than
+    every id.
+    """
     if not isinstance(text, str) or not text.isascii() or not text.isdigit():
         return None
-    value = int(text)
+    value = integers.read(text)
     return value if value <= db_api.MAX_INTEGER_ID else None
 
 
@@ -339,13 +344,14 @@ def changes_window(last):
     """
     since = _timestamp(last, 'changes-since')
     before = _timestamp(last, 'changes-before')
+    # Compared as sent, with their offsets: in UTC either may be clamped.
     if since is not None and before is not None and since > before:
         raise webob.exc.HTTPBadRequest(explanation=CHANGES_ORDER)
-    return since, before
+    return _naive_utc(since), _naive_utc(before)
 
 
 def _timestamp(last, name):
-    """An ISO 8601 parameter as a naive UTC datetime (400 if it is not)."""
+    """An ISO 8601 parameter as an aware datetime (400 if it is not)."""
     if name not in last:
         return None
     text = last[name]
@@ -355,9 +361,27 @@ def _timestamp(last, name):
         raise webob.exc.HTTPBadRequest(explanation=(
             "Invalid input for query parameters %s. Value: %s. '%s' is not "
             "a 'date-time'" % (name, text, text)))
-    if value.tzinfo is not None:
-        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
     return value
+
+
+def _naive_utc(value):
+    """``value`` as a naive UTC datetime, clamped to the calendar.
+
+    9999-12-31T23:59:59-23:59 is in year 10000 in UTC, and
+    0001-01-01T00:00:00+23:59 in year 0: such an edge of the window is
+    the last or the first instant Python has, and matches as the end or
+    the start of time does, on every database.
+    """
+    if value is None:
+        return None
+    try:
+        return value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        if value.utcoffset() < datetime.timedelta(0):
+            return datetime.datetime.max
+        return datetime.datetime.min
 
 
 def action_name(document, known):

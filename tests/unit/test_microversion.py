@@ -66,6 +66,16 @@ class TestBadVersions(base.BaseTestCase):
                                     microversion.from_headers, {LEGACY: text})
             self.assertEqual(text, str(exc.version))
 
+    def test_digits_past_int_s_limit_are_out_of_range(self):
+        # Python's int() refuses more than 4300 digits.
+        for text in ('2.' + '9' * 5000, '9' * 5000 + '.1',
+                     '1' + '0' * 5000 + '.0'):
+            exc = self.assertRaises(microversion.UnsupportedVersion,
+                                    microversion.from_headers, {LEGACY: text})
+            self.assertEqual(text, str(exc.version))
+            self.assertIn((LEGACY, text),
+                          microversion.response_headers(exc.version))
+
     def test_response_headers_name_the_version(self):
         headers = microversion.response_headers(
             microversion.from_headers({LEGACY: '2.53'}))

@@ -9,6 +9,7 @@ operation.
 
 import webob.exc
 
+from nova_forcedown.api import integers
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import aggregates as schemas
@@ -151,17 +152,16 @@ def _query_schema(version):
 def _aggregate_id(req):
     """The integer id of the path, as Nova reads it (``int()``).
 
-    An integer no aggregate can have (negative, beyond the column) is an
-    aggregate that does not exist.
+    An integer no aggregate can have (negative, beyond the column, of any
+    number of digits) is an aggregate that does not exist.
     """
     text = req.urlvars['id']
-    try:
-        value = int(text)
-    except ValueError:
+    value = integers.read(text)
+    if value is None:
         raise webob.exc.HTTPBadRequest(
             explanation='Invalid input received: id must be an integer')
-    if validation.db_integer(str(value)) is None:
-        raise exception.AggregateNotFound(aggregate_id=value)
+    if not 0 <= value < integers.BOUND:
+        raise exception.AggregateNotFound(aggregate_id=text)
     return value
 
 

@@ -10,6 +10,7 @@ policy, operation.
 from oslo_utils import strutils
 import webob.exc
 
+from nova_forcedown.api import integers
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import flavors as schemas
@@ -51,8 +52,9 @@ def show_flavor(req):
 
 def create_flavor(req):
     body = validation.body(req, _create_schema(req.version))
-    req.context.can(policies.CREATE)
     fields = body['flavor']
+    flavorid = _flavor_id(fields.get('id'))
+    req.context.can(policies.CREATE)
     flavor = Flavor.create(
         req.context, fields['name'].strip(),
         memory_mb=_integer(fields['ram'], 'memory_mb', 1),
@@ -62,7 +64,7 @@ def create_flavor(req):
                               'ephemeral_gb', 0),
         swap=_integer(fields.get('swap', 0), 'swap', 0),
         rxtx_factor=_rxtx_factor(fields.get('rxtx_factor', 1.0)),
-        flavorid=fields.get('id'),
+        flavorid=flavorid,
         is_public=validation.to_bool(
             fields.get('os-flavor-access:is_public', True)),
         description=fields.get('description'))
@@ -101,7 +103,7 @@ def _listing(req):
     max_limit = req.app.conf.api.max_limit
     limit_text = validation.last(params, 'limit')
     limit = (max_limit if limit_text is None
-             else min(int(limit_text), max_limit))
+             else min(integers.read(limit_text), max_limit))
     marker = validation.last(params, 'marker')
     flavors = flavor_obj.FlavorList.get_all(
         req.context, _filters(req, params),
@@ -140,14 +142,15 @@ def _is_public(text):
 
 
 def _minimum(params, name):
+    """Nova's int() of a minimum; one past every flavor matches none."""
     text = validation.last(params, name)
     if text is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
+    value = integers.read(text)
+    if value is None:
         raise webob.exc.HTTPBadRequest(
             explanation='Invalid %s filter [%s]' % (name, text))
+    return value
 
 
 def _index_schema(version):
@@ -175,9 +178,8 @@ def _invalid_input(reason):
 
 def _integer(value, name, minimum):
     """Nova's check of a count, named after its column."""
-    try:
-        number = int(str(value))
-    except ValueError:
+    number = integers.read(str(value))
+    if number is None:
         raise _invalid_input('%s must be an integer' % name)
     if number < minimum:
         raise _invalid_input('%s must be >= %d' % (name, minimum))
@@ -185,6 +187,15 @@ def _integer(value, name, minimum):
         raise _invalid_input('%s must be <= %d'
                              % (name, db_api.MAX_INTEGER_ID))
     return number
+
+
+def _flavor_id(value):
+    """The id to store: a string, or a number's text (400 if no id's)."""
+    if value is None or isinstance(value, str):
+        return value
+    text = str(value)
+    validation.validate({'id': text}, schemas.FLAVOR_ID_TEXT)
+    return text
 
 
 def _rxtx_factor(value):

@@ -11,6 +11,7 @@ from oslo_utils import uuidutils
 import webob.exc
 
 from nova_forcedown.api import extensions
+from nova_forcedown.api import integers
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import hypervisors as schemas
@@ -145,7 +146,7 @@ def _page_size(req, limit_text):
     max_limit = req.app.conf.api.max_limit
     if limit_text is None:
         return max_limit
-    return min(int(limit_text), max_limit)
+    return min(integers.read(limit_text), max_limit)
 
 
 def _respond(req, nodes, view, key, params=None, links=None):

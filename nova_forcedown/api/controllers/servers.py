@@ -11,6 +11,7 @@ from oslo_utils import strutils
 import webob.exc
 
 from nova_forcedown.api import cycles
+from nova_forcedown.api import integers
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import servers as schemas
@@ -185,7 +186,11 @@ def _matching(req, search, all_tenants_rule):
     if project_id is not None:
         exact['project_id'] = project_id
     if 'power_state' in last:
-        exact['power_state'] = validation.db_integer(last['power_state'])
+        power_state = integers.read(last['power_state'])
+        if power_state is None:
+            # No server has a power state that is no integer.
+            return None
+        exact['power_state'] = power_state
     substring = {column: last[name] for name, column in _SUBSTRING.items()
                  if name in last}
     locked = (strutils.bool_from_string(last['locked'], default=False)
@@ -278,14 +283,14 @@ def _sort(req, params):
 
 
 def _page_size(req, limit_text):
+    """``limit`` (digits, as many as sent) up to [api] max_limit."""
     max_limit = req.app.conf.api.max_limit
     if limit_text is None:
         return max_limit
-    limit = validation.db_integer(limit_text)
-    if limit is None:
+    if not limit_text.isascii() or not limit_text.isdigit():
         raise webob.exc.HTTPBadRequest(
             explanation='limit param must be an integer')
-    return min(limit, max_limit)
+    return min(integers.read(limit_text), max_limit)
 
 
 # ------------------------------------------------------------------ views

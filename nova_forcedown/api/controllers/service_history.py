@@ -25,10 +25,9 @@ def list_history(req):
     req.context.can(policies.HISTORY)
     service = _service(req, req.urlvars['id'])
     limit = req.page_size(validation.last(params, 'limit'))
-    marker = validation.last(params, 'marker')
     entries = service_history.get_for_host(
         req.context, service.host, binary=service.binary, limit=limit,
-        marker=int(marker) if marker is not None else None)
+        marker=_marker(params))
     links = req.next_links(entries, limit, lambda entry: entry.id)
     return api_request.listing_response(
         'history', entries,
@@ -39,6 +38,17 @@ def list_history(req):
 ROUTES = {
     '/os-services/{id}/history': {'GET': list_history},
 }
+
+
+def _marker(params):
+    """The marker's entry id; no entry has an id past every row's."""
+    marker = validation.last(params, 'marker')
+    if marker is None:
+        return None
+    entry_id = validation.db_integer(marker)
+    if entry_id is None:
+        raise exception.MarkerNotFound(marker=marker)
+    return entry_id
 
 
 def _service(req, service_id):

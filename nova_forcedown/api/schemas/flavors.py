@@ -45,6 +45,16 @@ def _count(minimum):
             'minimum': minimum, 'maximum': db_api.MAX_INTEGER_ID}
 
 
+# A flavor id as it is stored. A number in the body is stored as its
+# text, and that text obeys the same rule (the schema's length and pattern
+# only bind strings): it may not be longer than the column either.
+FLAVOR_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+             'pattern': '^(?! )[a-zA-Z0-9. _-]+(?<! )$'}
+FLAVOR_ID_TEXT = {
+    'type': 'object',
+    'properties': {'id': FLAVOR_ID},
+}
+
 # POST /flavors, 2.1 - 2.54.
 CREATE = {
     'type': 'object',
@@ -53,9 +63,7 @@ CREATE = {
             'type': 'object',
             'properties': {
                 'name': validation.name,
-                'id': {'type': ['string', 'number', 'null'],
-                       'minLength': 1, 'maxLength': 255,
-                       'pattern': '^(?! )[a-zA-Z0-9. _-]+(?<! )$'},
+                'id': dict(FLAVOR_ID, type=['string', 'number', 'null']),
                 'ram': _count(1),
                 'vcpus': _count(1),
                 'disk': _count(0),
