@@ -130,12 +130,12 @@ def _fail(code, message):
 
 def _add_db_purge_parser(db_commands):
     purge = db_commands.add_parser(
-        'purge', help='Delete history older than a date: evacuations and '
-                      'other migrations that ended, instance actions and '
-                      'their events, service history, soft-deleted rows. '
-                      'Nothing an agent or the force-up guard still needs '
-                      'goes. Exits 0 when rows were deleted (or would be, '
-                      'with --dry-run), 1 without --before or --all, 2 on '
+        'purge', help='Delete history older than a date: completed and '
+                      'error migrations, instance actions and their '
+                      'events, service history, soft-deleted rows. Nothing '
+                      'an agent or the force-up guard still reads goes. '
+                      'Exits 0 when rows were deleted (or would be, with '
+                      '--dry-run), 1 without --before or --all, 2 on '
                       'a bad --before, 3 when there was nothing to purge.')
     purge.add_argument('--before', metavar='DATE',
                        help='Purge what is older than DATE (UTC unless it '

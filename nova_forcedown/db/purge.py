@@ -7,11 +7,12 @@ What goes (``before`` None: whatever its age):
   history is an audit log, kept by age), but never those of a live
   server that has a task (an agent is yet to record its events there) or
   of a server with an evacuation under way;
-* ``migrations`` in a final status (completed, error, failed) last
-  changed before the date, unless their live server has a task (its
-  agent reads the migration of a rebuild). Accepted, pre-migrating and
-  done ones always stay: the agents move them on, and the force-up guard
-  refuses while one is done;
+* ``migrations`` completed or in error, last changed before the date,
+  unless their live server has a task (its agent reads the migration of
+  a rebuild). The others always stay: the agents move accepted,
+  pre-migrating and done ones on, and the force-up guard refuses while
+  one is open; a host's agent reads a failed one at its next start, to
+  remove the copy of the server it may still hold;
 * ``service_history`` entries recorded before the date;
 * soft-deleted ``instances``, ``compute_nodes`` and ``services``, deleted
   before the date.
@@ -39,9 +40,9 @@ _INSTANCES = models.Instance.__table__
 _NODES = models.ComputeNode.__table__
 _SERVICES = models.Service.__table__
 
-# Statuses no agent moves a migration on from, and those it does.
-FINAL_STATUSES = (db_migrations.COMPLETED, db_migrations.ERROR,
-                  db_migrations.FAILED)
+# The statuses of migrations no process reads any more, and of those under
+# way (failed ones are neither: see the module's docstring).
+PURGED_STATUSES = (db_migrations.COMPLETED, db_migrations.ERROR)
 UNDER_WAY_STATUSES = (db_migrations.ACCEPTED, db_migrations.PRE_MIGRATING,
                       db_migrations.DONE)
 
@@ -77,9 +78,9 @@ def _server_has_task(instance_uuid):
 
 
 def _evacuation_under_way(instance_uuid):
-    """The server has a live migration that is not final yet.
+    """The server has a live migration under way.
 
-    Named statuses, not "not final": a few seeks of the index on
+    Named statuses, not "not ended": a few seeks of the index on
     (deleted, instance_uuid, status) per action, where a server retried
     thousands of times has as many error migrations to step over.
     """
@@ -96,7 +97,7 @@ def _actions(before):
 
 
 def _migrations(before):
-    return [_MIGRATIONS.c.status.in_(FINAL_STATUSES),
+    return [_MIGRATIONS.c.status.in_(PURGED_STATUSES),
             *_older(_changed(_MIGRATIONS), before),
             ~_server_has_task(_MIGRATIONS.c.instance_uuid)]
 
