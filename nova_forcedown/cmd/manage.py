@@ -1,11 +1,15 @@
 """nova-forcedown-manage: database, service, host, aggregate, zone and
 flavor administration."""
 
+import datetime
 import sys
+import warnings
 
+from dateutil import parser as dateutil_parser
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
+from oslo_utils import timeutils
 import prettytable
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -14,6 +18,7 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import api as db_api
 from nova_forcedown.db import migration
+from nova_forcedown.db import purge as db_purge
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
@@ -40,6 +45,118 @@ def _db_version(conf):
     print(migration.db_version() or 'None (empty database)')
 
 
+# Exit codes of "db purge", as Nova's "nova-manage db purge" has them.
+PURGED = 0
+PURGE_ARGUMENTS_MISSING = 1
+PURGE_BAD_BEFORE = 2
+NOTHING_PURGED = 3
+
+
+def _db_purge(conf):
+    """Delete the history older than --before (or all of it, --all)."""
+    args = conf.command
+    if args.before is None and not args.all:
+        return _fail(PURGE_ARGUMENTS_MISSING,
+                     'either --before or --all is required')
+    if args.before is not None and args.all:
+        return _fail(PURGE_ARGUMENTS_MISSING,
+                     '--before and --all exclude each other')
+    before = None
+    if args.before is not None:
+        try:
+            before = _parse_before(args.before)
+        except ValueError as exc:
+            return _fail(PURGE_BAD_BEFORE,
+                         'invalid value for --before: %s' % exc)
+    migration.check_migrated()
+    context = nf_context.get_admin_context()
+    if args.dry_run:
+        rows = db_purge.count(context, before)
+    else:
+        rows = db_purge.purge(context, before, max_rows=args.max_rows)
+    if args.verbose or args.dry_run:
+        print(_table(('Table', 'Rows To Delete' if args.dry_run
+                      else 'Rows Deleted'), rows.items()))
+    print(_purge_summary(sum(rows.values()), before, args.dry_run))
+    return PURGED if any(rows.values()) else NOTHING_PURGED
+
+
+def _parse_before(text, now=None):
+    """The cutoff of ``--before TEXT`` in UTC; ValueError says why not.
+
+    As Nova reads it (dateutil: ``date``'s output, ``YYYY-MM-DD[
+    HH:MM[:SS]]``, ISO 8601), but not fuzzily: a phrase such as "30 days
+    ago" is refused, not read as the 30th of this month. A time without a
+    zone is UTC, as the database keeps times; a zone name dateutil does not
+    know (CEST) is refused, not ignored. A cutoff in the future is refused:
+    --all says that.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', dateutil_parser.UnknownTimezoneWarning)
+        try:
+            when = dateutil_parser.parse(text)
+        except dateutil_parser.UnknownTimezoneWarning:
+            raise ValueError('%s: its time zone is unknown; give a UTC '
+                             'offset (+02:00) or the time in UTC '
+                             '("date -u")' % text)
+        except OverflowError as exc:
+            raise ValueError('%s: %s' % (text, exc))
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    if when > (now or timeutils.utcnow()):
+        raise ValueError('%s is in the future; --all purges all that may '
+                         'go' % _utc_text(when))
+    return when
+
+
+def _utc_text(when):
+    return '%s UTC' % when.isoformat(' ')
+
+
+def _purge_summary(total, before, dry_run):
+    older = '' if before is None else ' older than %s' % _utc_text(before)
+    if not total:
+        return 'Nothing to purge%s.' % older
+    if dry_run:
+        return ('Would delete %d row(s)%s; nothing was deleted (--dry-run).'
+                % (total, older))
+    return 'Deleted %d row(s)%s.' % (total, older)
+
+
+def _fail(code, message):
+    print('nova-forcedown-manage: %s' % message, file=sys.stderr)
+    return code
+
+
+def _add_db_purge_parser(db_commands):
+    purge = db_commands.add_parser(
+        'purge', help='Delete history older than a date: completed and '
+                      'error migrations, instance actions and their '
+                      'events, service history, soft-deleted rows. Nothing '
+                      'an agent or the force-up guard still reads goes. '
+                      'Exits 0 when rows were deleted (or would be, with '
+                      '--dry-run), 1 without --before or --all, 2 on '
+                      'a bad --before, 3 when there was nothing to purge.')
+    purge.add_argument('--before', metavar='DATE',
+                       help='Purge what is older than DATE (UTC unless it '
+                            'says its zone): "2026-10-21", "2026-10-21 '
+                            '12:00", the output of "date -u".')
+    purge.add_argument('--all', action='store_true',
+                       help='Purge all that may go, whatever its age.')
+    purge.add_argument('--dry-run', action='store_true',
+                       help='Print the rows each table would lose; delete '
+                            'nothing.')
+    purge.add_argument('--max-rows', type=_count(1, db_purge.MAX_ROWS),
+                       default=db_purge.DEFAULT_MAX_ROWS,
+                       help='Rows of a table each transaction deletes at '
+                            'most (default %d, at most %d); batches follow '
+                            'one another until nothing is left.'
+                            % (db_purge.DEFAULT_MAX_ROWS, db_purge.MAX_ROWS))
+    purge.add_argument('--verbose', action='store_true',
+                       help='Print the rows deleted from each table.')
+    purge.set_defaults(func=_db_purge)
+
+
 def _add_db_parsers(subparsers):
     db = subparsers.add_parser('db', help='Database schema commands.')
     db_commands = db.add_subparsers(dest='db_command', required=True)
@@ -51,6 +168,7 @@ def _add_db_parsers(subparsers):
     version = db_commands.add_parser('version',
                                      help='Print the schema revision.')
     version.set_defaults(func=_db_version)
+    _add_db_purge_parser(db_commands)
 
 
 SERVICE_COLUMNS = ('Id', 'UUID', 'Binary', 'Host', 'Zone', 'Status', 'State',
@@ -340,13 +458,15 @@ def _add_flavor_parsers(subparsers):
     create.set_defaults(func=_flavor_create)
 
 
-def _count(minimum):
+def _count(minimum, maximum=db_api.MAX_INTEGER_ID):
     def parse(text):
         value = int(text)
-        if not minimum <= value <= db_api.MAX_INTEGER_ID:
+        if not minimum <= value <= maximum:
             raise ValueError(text)
         return value
-    parse.__name__ = 'integer >= %d' % minimum
+    parse.__name__ = ('integer >= %d' % minimum
+                      if maximum == db_api.MAX_INTEGER_ID
+                      else 'integer from %d to %d' % (minimum, maximum))
     return parse
 
 
@@ -453,7 +573,7 @@ def main(argv=None):
     try:
         db_api.configure(conf)
         notifications.configure(conf)
-        conf.command.func(conf)
+        code = conf.command.func(conf)
         notifications.flush()
     except exception.NovaForcedownException as exc:
         print('nova-forcedown-manage: %s' % exc, file=sys.stderr)
@@ -462,7 +582,7 @@ def main(argv=None):
         print('nova-forcedown-manage: cannot use the database at %s: %s'
               % (_safe_url(conf), _one_line(exc)), file=sys.stderr)
         return 1
-    return 0
+    return code or 0
 
 
 def _safe_url(conf):
