@@ -222,10 +222,15 @@ class TestFakeDriverAtScale(EndToEndTestCase):
     def test_two_hundred_hosts_list_with_their_states(self):
         self.start_agent('--driver', 'fake', '--hosts', '200',
                          '--host-prefix', 'sim-', '--instances', '1')
+        # Registered, and each heartbeated once: on a loaded machine the
+        # registration of 200 hosts may take longer than service_down_time,
+        # and the first hosts then show down until their first heartbeat.
         self.assertTrue(commands.wait_until(
             lambda: self.database.query(
                 'SELECT count(*) AS nodes FROM compute_nodes')[0]['nodes'] ==
-            200, timeout=30))
+            200 and not self.database.query(
+                'SELECT id FROM services WHERE report_count = 0'),
+            timeout=90))
         nova = self.nova('2.53')
         forced = self.service_state(nova, host='sim-7')
         nova.services.force_down(forced.id, True)

@@ -8,6 +8,7 @@ envelope and Nova's payload. Skipped when no broker listens there, unless
 NOVA_FORCEDOWN_REQUIRE_RABBITMQ is set (then it fails).
 """
 
+import collections
 import json
 import os
 import signal
@@ -344,38 +345,40 @@ class TestInstanceNotifications(NotificationTestCase):
         self.action(uuid, {'unlock': None})
 
         received = self.instance_events(self.consumer.wait_for(11))
+        # Each publisher's own order; the API's and the agent's messages
+        # interleave as the two processes happen to run.
+        by_publisher = collections.defaultdict(list)
+        for message in received:
+            publisher = message['publisher_id'].split(':')[0]
+            by_publisher[publisher].append(message)
         self.assertEqual(
-            [('instance.lock', 'nova-api'),
-             ('instance.update', 'nova-api'),
-             ('instance.power_off.start', 'nova-compute'),
-             ('instance.power_off.end', 'nova-compute'),
-             ('instance.update', 'nova-compute'),
-             ('instance.update', 'nova-api'),
-             ('instance.power_on.start', 'nova-compute'),
-             ('instance.power_on.end', 'nova-compute'),
-             ('instance.update', 'nova-compute'),
-             ('instance.unlock', 'nova-api')],
-            [(message['event_type'], message['publisher_id'].split(':')[0])
-             for message in received], agent.log())
-        payloads = [message['payload'] for message in received]
+            {'nova-api': ['instance.lock', 'instance.update',
+                          'instance.update', 'instance.unlock'],
+             'nova-compute': ['instance.power_off.start',
+                              'instance.power_off.end', 'instance.update',
+                              'instance.power_on.start',
+                              'instance.power_on.end', 'instance.update']},
+            {publisher: [message['event_type'] for message in messages]
+             for publisher, messages in by_publisher.items()}, agent.log())
+        api, compute = by_publisher['nova-api'], by_publisher['nova-compute']
+        locked = api[0]['payload']
         self.assertEqual(
             ('InstanceActionPayload', 'nova', '1.8'),
-            (payloads[0]['nova_object.name'],
-             payloads[0]['nova_object.namespace'],
-             payloads[0]['nova_object.version']))
-        locked = payloads[0]['nova_object.data']
+            (locked['nova_object.name'], locked['nova_object.namespace'],
+             locked['nova_object.version']))
+        locked = locked['nova_object.data']
         self.assertEqual((uuid, True, 'recovering', 'active', 'running'),
                          (locked['uuid'], locked['locked'],
                           locked['locked_reason'], locked['state'],
                           locked['power_state']))
         self.assertEqual('FlavorPayload',
                          locked['flavor']['nova_object.name'])
-        stopped = payloads[3]['nova_object.data']
+        stopped = compute[1]['payload']['nova_object.data']
         self.assertEqual(('stopped', 'shutdown', 'notify-1'),
                          (stopped['state'], stopped['power_state'],
                           stopped['host']))
-        self.assertEqual('notify-1', received[3]['publisher_id'].split(':')[1])
-        update = payloads[4]['nova_object.data']['state_update'][
+        self.assertEqual('notify-1', compute[1]['publisher_id'].split(':')[1])
+        update = compute[2]['payload']['nova_object.data']['state_update'][
             'nova_object.data']
         self.assertEqual({'old_state': 'active', 'state': 'stopped',
                           'old_task_state': 'powering-off',
