@@ -25,9 +25,11 @@ read saw them: SQLite's write lock, taken first, makes every other writer
 wait; MariaDB reads the aggregate rows with shared locks, which wait for
 a membership change in progress and read what it committed; a PostgreSQL
 statement that waited for a lock still sees the other tables as they
-were when it began, so there the zones and their services are read and
-locked again until nothing changed: the rows then locked are the zones'
-members, and any change of them waits for this transaction.
+were when it began, so there the zones and their members' ids are read
+again (and the members locked again) until nothing changed: the rows
+then locked are the zones' members, and any change of them waits for
+this transaction. The lock reads a service's id, host and forced_down
+only: a zone can have thousands.
 """
 
 import collections
@@ -116,11 +118,12 @@ def lock_checked(connection, limit, delta, refused):
     fraction=...)`` (an exception; ``counts`` names each zone that would
     pass the limit, with its counts after the change) when the change
     breaks the rule; the caller's transaction then writes nothing. Returns
-    the rows locked, {service id: row of ``services``}.
+    the rows locked, {service id: (id, host, forced_down)}: no more is
+    read of them, as a zone can have thousands.
     """
-    zones, rows, zones_of = _lock_zones(connection, limit.default_zone,
-                                        delta)
-    over = [after for before, after in _counts(zones, rows, zones_of, delta)
+    zones, rows, placed = _lock_zones(connection, limit.default_zone, delta)
+    counts = _counts(zones, rows, placed, delta, limit.default_zone)
+    over = [after for before, after in counts
             if breaks_limit(before, after, limit.max_forced_down_fraction)]
     if over:
         raise refused(counts=' and '.join(str(count) for count in over),
@@ -129,29 +132,48 @@ def lock_checked(connection, limit, delta, refused):
 
 
 def _lock_zones(connection, default_zone, delta):
-    """(zones, rows locked, zones_of) once the rows are the zones' members.
+    """(zones, rows locked, placed) once the rows are the zones' members.
 
-    ``zones_of(host)`` is (zone names before, zone names after) of a host
-    whose row is locked.
+    ``placed`` is {host: {(aggregate id, zone)}} of the hosts locked, or
+    None when every row locked is in the one zone, before and after.
     """
     hosts = delta.hosts
-    placed = _memberships(connection, hosts)
-    zones = _zones_changed(delta, placed, default_zone)
+    zones = _zones_changed(delta, _memberships(connection, hosts),
+                           default_zone)
     if not zones:
-        return zones, {}, None
+        return zones, {}, {}
     rows = _lock_members(connection, zones, default_zone)
-    while connection.dialect.name == 'postgresql':
+    placed = None
+    if connection.dialect.name == 'postgresql':
+        zones, rows, placed = _locked_until_unchanged(
+            connection, default_zone, delta, zones, rows)
+    elif _counted_by_host(zones, delta):
         placed = _memberships(connection, hosts, zones)
+    return zones, rows, placed if _counted_by_host(zones, delta) else None
+
+
+def _locked_until_unchanged(connection, default_zone, delta, zones, rows):
+    """PostgreSQL: the zones and their members read again, once locked.
+
+    A new statement sees what committed while the lock waited: the zones
+    of ``delta``'s hosts, then the ids of the zones' members. Until they
+    are what was locked, the members are locked again.
+    """
+    while True:
+        placed = _memberships(
+            connection, delta.hosts,
+            zones if _counted_by_host(zones, delta) else ())
         again = _zones_changed(delta, placed, default_zone)
-        rows_again = _lock_members(connection, again, default_zone)
-        if again == zones and rows_again.keys() == rows.keys():
-            return zones, rows_again, _zones_of(placed, delta, default_zone)
-        zones, rows = again, rows_again
-    if len(zones) == 1 and not (delta.joined or delta.left):
-        # Every row locked is in the one zone, before and after.
-        return zones, rows, lambda host: (zones, zones)
-    placed = _memberships(connection, hosts, zones)
-    return zones, rows, _zones_of(placed, delta, default_zone)
+        if again == zones and rows.keys() == _member_ids(
+                connection, zones, default_zone):
+            return zones, rows, placed
+        zones = again
+        rows = _lock_members(connection, zones, default_zone)
+
+
+def _counted_by_host(zones, delta):
+    """Whether counting ``zones`` needs each host's memberships."""
+    return len(zones) != 1 or bool(delta.joined or delta.left)
 
 
 def _names(pairs, default_zone):
@@ -174,32 +196,59 @@ def _zones_changed(delta, placed, default_zone):
     return frozenset(zones)
 
 
-def _zones_of(placed, delta, default_zone):
-    def zones_of(host):
-        now = placed.get(host, frozenset())
-        return (_names(delta.before(host, now), default_zone),
-                _names(now, default_zone))
-    return zones_of
+def _counts(zones, rows, placed, delta, default_zone):
+    """[(before, after)]: the ZoneCounts of each of ``zones``, by name.
 
-
-def _counts(zones, rows, zones_of, delta):
-    """[(before, after)]: the ZoneCounts of each of ``zones``, by name."""
-    forced = collections.Counter()
-    total = collections.Counter()
+    The rows are counted as they are now, in one pass; then the hosts of
+    ``delta``, the only ones that differ before or after, are taken out
+    and counted as they were and as they will be. Now is after for the
+    memberships (written) and before for a force-down or a deletion.
+    """
+    now = _tally(rows.values(), zones, placed, default_zone)
+    before, after = collections.Counter(now), collections.Counter(now)
+    changed = set(delta.hosts)
     for row in rows.values():
-        before, after = zones_of(row.host)
-        sides = ((0, before, row.forced_down, True),
-                 (1, after, row.forced_down or row.host == delta.forced_down,
-                  row.host != delta.deleted))
-        for side, names, is_forced, counted in sides:
-            if not counted:
-                continue
-            for zone in names.intersection(zones):
-                total[side, zone] += 1
-                forced[side, zone] += bool(is_forced)
-    return [tuple(ZoneCount(zone, forced[side, zone], total[side, zone])
-                  for side in (0, 1))
+        if row.host not in changed:
+            continue
+        if placed is None:
+            was = is_now = zones
+        else:
+            pairs = placed.get(row.host, frozenset())
+            is_now = _names(pairs, default_zone) & zones
+            was = _names(delta.before(row.host, pairs), default_zone) & zones
+        _add(before, is_now, row.forced_down, -1)
+        _add(before, was, row.forced_down, 1)
+        _add(after, is_now, row.forced_down, -1)
+        if row.host != delta.deleted:
+            _add(after, is_now,
+                 row.forced_down or row.host == delta.forced_down, 1)
+    return [tuple(ZoneCount(zone, side['forced', zone], side['total', zone])
+                  for side in (before, after))
             for zone in sorted(zones)]
+
+
+def _tally(rows, zones, placed, default_zone):
+    """Counter of ('forced' | 'total', zone) of ``rows`` as they are."""
+    tally = collections.Counter()
+    if placed is None:
+        zone, = zones
+        tally['total', zone] = len(rows)
+        tally['forced', zone] = sum(bool(row.forced_down) for row in rows)
+        return tally
+    # Hosts of one aggregate share their memberships: count each kind once.
+    kinds = collections.Counter(
+        (placed.get(row.host, frozenset()), bool(row.forced_down))
+        for row in rows)
+    for (pairs, forced_down), count in kinds.items():
+        _add(tally, _names(pairs, default_zone) & zones, forced_down, count)
+    return tally
+
+
+def _add(tally, zones, forced_down, hosts):
+    """Count ``hosts`` (a number; negative takes them out) in ``zones``."""
+    for zone in zones:
+        tally['total', zone] += hosts
+        tally['forced', zone] += hosts * bool(forced_down)
 
 
 def _shared(connection):
@@ -224,9 +273,15 @@ def _memberships(connection, hosts, zones=()):
 
 def _lock_members(connection, zones, default_zone):
     """{id: row} of the live compute services of ``zones``, locked."""
-    query = _members_query(default_zone in zones, _shared(connection))
+    query = _members_query(default_zone in zones, _shared(connection), True)
     return {row.id: row for row in connection.execute(
         query, {'zones': sorted(zones)})}
+
+
+def _member_ids(connection, zones, default_zone):
+    """The ids of the live compute services of ``zones``, not locked."""
+    query = _members_query(default_zone in zones, False, False)
+    return set(connection.execute(query, {'zones': sorted(zones)}).scalars())
 
 
 def _zone_hosts(shared, *criteria):
@@ -255,17 +310,22 @@ def _memberships_query(by_zones, shared):
 
 
 @functools.lru_cache(maxsize=None)
-def _members_query(with_default, shared):
+def _members_query(with_default, shared, locked):
     """Built once per shape; ``zones`` is bound at each run.
 
     A host is in a zone when one of its aggregates has that zone, and in
-    the default zone (``with_default``) too when it is in none.
+    the default zone (``with_default``) too when it is in none. ``locked``:
+    the rows, locked in id order; else their ids.
     """
     either = [_SERVICES.c.host.in_(_zone_hosts(shared, _in_bound_zones()))]
     if with_default:
         either.append(_SERVICES.c.host.not_in(_zone_hosts(shared)))
-    return (sa.select(_SERVICES)
-            .where(_SERVICES.c.deleted == 0,
-                   _SERVICES.c.binary == db_api.COMPUTE_BINARY,
-                   sa.or_(*either))
-            .order_by(_SERVICES.c.id).with_for_update())
+    columns = ((_SERVICES.c.id, _SERVICES.c.host, _SERVICES.c.forced_down)
+               if locked else (_SERVICES.c.id,))
+    query = sa.select(*columns).where(
+        _SERVICES.c.deleted == 0,
+        _SERVICES.c.binary == db_api.COMPUTE_BINARY,
+        sa.or_(*either))
+    if locked:
+        query = query.order_by(_SERVICES.c.id).with_for_update()
+    return query

@@ -131,9 +131,9 @@ def _lock_checked_against_zone(connection, target, limit):
         connection, limit, fence_storm.Delta(forced_down=found.host),
         functools.partial(exception.ForcedDownLimitExceeded,
                           host=found.host))
-    old = locked.get(found.id)
-    # None: deleted since it was found.
-    return None if old is None else db_api.ServiceRow._make(old)
+    if found.id not in locked:
+        return None  # Deleted since it was found.
+    return _lock(connection, _SERVICES.c.id == found.id, *target)
 
 
 @db_api.retry_on_deadlock
