@@ -147,8 +147,13 @@ class MarkerNotFound(Invalid):
 
 
 class ForcedDownLimitExceeded(Conflict):
-    msg_fmt = ('Forcing %(host)s down would put %(forced)d of %(total)d '
-               'compute hosts of zone %(zone)s forced down, more than '
+    msg_fmt = ('Forcing %(host)s down would put %(counts)s forced down, '
+               'more than [fencing] max_forced_down_fraction %(fraction)s '
+               'allows.')
+
+
+class ZoneChangeLimitExceeded(Conflict):
+    msg_fmt = ('%(change)s would leave %(counts)s forced down, more than '
                '[fencing] max_forced_down_fraction %(fraction)s allows.')
 
 

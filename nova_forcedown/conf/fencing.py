@@ -3,8 +3,8 @@
 A fault monitor gone wrong (a partitioned network, a broken check) can
 force down every compute host of a zone at once, and their instances are
 then evacuated onto nothing. ``max_forced_down_fraction`` refuses the
-force-down that would put more than that share of a zone's compute hosts
-forced down.
+force-down, or the change of a zone's hosts, that would put more than that
+share of a zone's compute hosts forced down.
 """
 
 from oslo_config import cfg
@@ -30,13 +30,18 @@ FENCING_OPTS = [
     cfg.Opt('max_forced_down_fraction', type=Fraction(),
             help='Largest fraction (greater than 0, at most 1) of the '
                  'compute hosts of an availability zone that may be forced '
-                 'down at once. A force-down (API or nova-forcedown-manage) '
-                 'that would put more of them forced down is refused with '
-                 '409, naming the zone and the counts; an operator who '
-                 'means it raises this value. A host in no zone aggregate '
-                 'is in [DEFAULT] default_availability_zone. Unset (the '
-                 'default): no limit, and a force-down stays one UPDATE '
-                 'and its history record.'),
+                 'down at once. A change that would leave a zone it changes '
+                 'with more of them forced down, and a larger share than '
+                 'before, is refused with 409, naming the zone and the '
+                 'counts: a force-down (API or nova-forcedown-manage), a '
+                 'host added to or removed from an aggregate with a zone, '
+                 'an aggregate\'s zone set or changed, a compute service '
+                 'deleted. A change that keeps or lowers a zone\'s share is '
+                 'never refused. An operator who means it raises this '
+                 'value. A host in no zone aggregate is in [DEFAULT] '
+                 'default_availability_zone. Unset (the default): no '
+                 'limit, and a force-down stays one UPDATE and its history '
+                 'record.'),
 ]
 
 

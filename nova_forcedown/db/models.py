@@ -220,6 +220,10 @@ class AggregateHost(ApiTableBase):
                              nullable=False)
 
 
+# The metadata key that makes an aggregate an availability zone.
+AZ_KEY = 'availability_zone'
+
+
 class AggregateMetadata(ApiTableBase):
     __tablename__ = 'aggregate_metadata'
     __table_args__ = (

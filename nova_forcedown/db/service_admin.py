@@ -7,18 +7,19 @@ and its history recorded (:mod:`nova_forcedown.db.service_history`) in
 one transaction: three statements, no more, when the guard is off.
 
 With ``[fencing] max_forced_down_fraction`` set, a force-down first
-locks every compute service of the host's zone, in id order, and counts
-how many are forced down: two concurrent force-downs in one zone then
-take turns, and the second counts the first.
+locks every compute service of the host's zones, in id order, and counts
+how many are forced down (:mod:`nova_forcedown.db.fence_storm`): two
+concurrent force-downs in one zone then take turns, and the second counts
+the first. Deleting a compute service is counted the same way.
 """
 
-import collections
+import functools
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import api as db_api
-from nova_forcedown.db import aggregates as db_aggregates
+from nova_forcedown.db import fence_storm
 from nova_forcedown.db import instance_migrations as db_migrations
 from nova_forcedown.db import models
 from nova_forcedown.db import service_history
@@ -27,16 +28,9 @@ from nova_forcedown import exception
 context_manager = db_api.context_manager
 
 _SERVICES = models.Service.__table__
-_AGGREGATE_HOSTS = models.AggregateHost.__table__
-_METADATA = models.AggregateMetadata.__table__
 
 # The admin fields a history entry shows, in this order.
 _AUDITED_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
-
-
-class FencingLimit(collections.namedtuple(
-        'FencingLimit', ('max_forced_down_fraction', 'default_zone'))):
-    """The guard's settings: the fraction, and the zone of unzoned hosts."""
 
 
 @db_api.retry_on_deadlock
@@ -142,62 +136,42 @@ def _lock(connection, *criteria):
 
 
 def _lock_checked_against_zone(connection, target, limit):
-    """The target row, locked with its zone's, once the guard lets it go.
+    """The target row, locked with its zones', once the guard lets it go.
 
-    Raises ForcedDownLimitExceeded when forcing it down would put more
-    than the limit's fraction of the zone's compute hosts forced down.
+    Raises ForcedDownLimitExceeded when forcing it down would break the
+    fence-storm rule (:mod:`nova_forcedown.db.fence_storm`) in a zone of
+    its host.
     """
     found = connection.execute(sa.select(_SERVICES).where(*target)).first()
     if found is None:
         return None
-    zones = _zones_of_host(connection, found.host, limit.default_zone)
-    members = {row.id: db_api.ServiceRow._make(row)
-               for row in connection.execute(
-                   sa.select(_SERVICES)
-                   .where(_SERVICES.c.deleted == 0,
-                          _SERVICES.c.binary == db_api.COMPUTE_BINARY,
-                          _in_zones(zones, limit.default_zone))
-                   .order_by(_SERVICES.c.id).with_for_update())}
-    old = members.get(found.id)
-    if old is None:
-        # Its aggregates changed between the two reads: it still counts.
-        old = _lock(connection, _SERVICES.c.id == found.id, *target)
-        if old is None:
-            return None
-        members[old.id] = old
-    if not old.forced_down:
-        _check_fraction(old, zones, members, limit)
-    return old
+    locked = fence_storm.lock_checked(
+        connection, limit, fence_storm.Delta(forced_down=found.host),
+        functools.partial(exception.ForcedDownLimitExceeded,
+                          host=found.host))
+    if found.id not in locked:
+        return None  # Deleted since it was found.
+    return _lock(connection, _SERVICES.c.id == found.id, *target)
 
 
-def _zones_of_host(connection, host, default_zone):
-    names = connection.execute(
-        sa.select(_METADATA.c.value).distinct()
-        .join(_AGGREGATE_HOSTS,
-              _AGGREGATE_HOSTS.c.aggregate_id == _METADATA.c.aggregate_id)
-        .where(_METADATA.c.key == db_aggregates.AZ_KEY,
-               _AGGREGATE_HOSTS.c.host == host)).scalars().all()
-    return sorted(names) or [default_zone]
+@db_api.retry_on_deadlock
+@context_manager.writer
+def service_destroy_compute(context, service_id, limit):
+    """:func:`db_api.service_destroy` of a compute service, guarded.
 
-
-def _in_zones(zones, default_zone):
-    """Whether a service's host is in one of ``zones``, as a criterion."""
-    def zone_hosts(*criteria):
-        return (sa.select(_AGGREGATE_HOSTS.c.host)
-                .join(_METADATA, _METADATA.c.aggregate_id ==
-                      _AGGREGATE_HOSTS.c.aggregate_id)
-                .where(_METADATA.c.key == db_aggregates.AZ_KEY, *criteria))
-    either = [_SERVICES.c.host.in_(zone_hosts(_METADATA.c.value.in_(zones)))]
-    if default_zone in zones:
-        either.append(_SERVICES.c.host.not_in(zone_hosts()))
-    return sa.or_(*either)
-
-
-def _check_fraction(old, zones, members, limit):
-    forced = 1 + sum(1 for row in members.values()
-                     if row.forced_down and row.id != old.id)
-    total = len(members)
-    if forced / total > limit.max_forced_down_fraction:
-        raise exception.ForcedDownLimitExceeded(
-            host=old.host, forced=forced, total=total, zone=','.join(zones),
-            fraction=limit.max_forced_down_fraction)
+    In its transaction, first Nova's refusal of a host with instances,
+    then the compute services of the host's zones locked and counted
+    without it: ZoneChangeLimitExceeded when that breaks the fence-storm
+    rule (``limit``, a :class:`fence_storm.FencingLimit`).
+    """
+    db_api.write_first(context.session.connection())
+    service = db_api.service_get(context, service_id)
+    if db_api.service_has_instances(context, service.host):
+        raise exception.ServiceHostsInstances()
+    fence_storm.lock_checked(
+        context.session.connection(), limit,
+        fence_storm.Delta(deleted=service.host),
+        functools.partial(exception.ZoneChangeLimitExceeded,
+                          change='Deleting the compute service of host %s'
+                          % service.host))
+    db_api.service_destroy(context, service_id)

@@ -3,7 +3,10 @@ holds ``availability_zone``, as in Nova.
 
 The zone rules live here, so every caller (the API, the agent, the manage
 command) keeps them: a host is in at most one zone, a zone never has an
-empty name, and a host's zone does not change under its instances.
+empty name, and a host's zone does not change under its instances. Given
+a ``conf`` whose ``[fencing] max_forced_down_fraction`` is set, a change
+of a zone's hosts is also judged by the fence-storm guard
+(:mod:`nova_forcedown.db.fence_storm`): ZoneChangeLimitExceeded.
 
 Each change is notified as Nova notifies it, ``aggregate.<action>.start``
 before it is tried and ``.end`` once it is committed: a change refused by
@@ -15,6 +18,7 @@ from oslo_versionedobjects import fields
 
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import fence_storm
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import base
@@ -83,7 +87,7 @@ class Aggregate(base.NovaForcedownObject):
         aggregate._notify('create', 'end')
         return aggregate
 
-    def update(self, name=None, **zone):
+    def update(self, name=None, conf=None, **zone):
         """Rename and/or (with ``availability_zone=``) change the zone.
 
         Checked before anything is written, then one transaction. Nova
@@ -101,17 +105,19 @@ class Aggregate(base.NovaForcedownObject):
         for action in actions:
             before._notify(action, 'start')
         self._reload(db_aggregates.aggregate_update(
-            self._context, self.id, name=name, metadata=metadata))
+            self._context, self.id, name=name, metadata=metadata,
+            limit=fence_storm.FencingLimit.from_conf(conf)))
         for action in actions:
             self._notify(action, 'end')
 
-    def update_metadata(self, metadata):
+    def update_metadata(self, metadata, conf=None):
         """Merge ``metadata``; a None value deletes its key."""
         self._check_zone_change(metadata,
                                 exception.CannotUpdateAggregateMetadata)
         self._notify('update_metadata', 'start')
         self._reload(db_aggregates.aggregate_metadata_update(
-            self._context, self.id, metadata))
+            self._context, self.id, metadata,
+            limit=fence_storm.FencingLimit.from_conf(conf)))
         self._notify('update_metadata', 'end')
 
     def destroy(self):
@@ -126,11 +132,11 @@ class Aggregate(base.NovaForcedownObject):
         notifications.aggregate_changed(self._context, self, action, phase)
 
     @classmethod
-    def add_host_to(cls, context, aggregate_id, host):
+    def add_host_to(cls, context, aggregate_id, host, conf=None):
         """Add the compute ``host``; checks in Nova's order.
 
         ComputeHostNotFound, AggregateNotFound, CannotAddAggregateHost
-        (zone rules), then AggregateHostExists.
+        (zone rules), then AggregateHostExists; then the fence-storm guard.
         """
         _require_compute(context, host)
         aggregate = cls.get_by_id(context, aggregate_id)
@@ -144,17 +150,18 @@ class Aggregate(base.NovaForcedownObject):
                 context, host, 'added to', old=_zone_of(memberships),
                 new=zone, fail=fail, aggregate_id=aggregate_id)
         aggregate._reload(db_aggregates.aggregate_host_add(
-            context, aggregate_id, host))
+            context, aggregate_id, host,
+            limit=fence_storm.FencingLimit.from_conf(conf)))
         aggregate._notify('add_host', 'end')
         return aggregate
 
     @classmethod
-    def remove_host_from(cls, context, aggregate_id, host):
+    def remove_host_from(cls, context, aggregate_id, host, conf=None):
         """Remove ``host`` from the aggregate ``aggregate_id``.
 
         ComputeHostNotFound, AggregateNotFound or AggregateHostNotFound when
         there is nothing to remove; CannotRemoveAggregateHost when its
-        instances would change zone.
+        instances would change zone; then the fence-storm guard.
         """
         _require_compute(context, host)
         aggregate = cls.get_by_id(context, aggregate_id)
@@ -172,7 +179,8 @@ class Aggregate(base.NovaForcedownObject):
                 fail=exception.CannotRemoveAggregateHost,
                 aggregate_id=aggregate_id)
         aggregate._reload(db_aggregates.aggregate_host_delete(
-            context, aggregate_id, host))
+            context, aggregate_id, host,
+            limit=fence_storm.FencingLimit.from_conf(conf)))
         aggregate._notify('remove_host', 'end')
         return aggregate
 
@@ -182,7 +190,9 @@ class Aggregate(base.NovaForcedownObject):
 
         A host already in the zone is left alone. The others join the
         first aggregate of the zone, made (named after the zone) when there
-        is none, under the rules of add_host_to.
+        is none, under the rules of add_host_to but not the fence-storm
+        guard: the zone an agent is configured with is where its hosts
+        are, and refusing it would leave them in another.
         """
         placed = {membership.host for membership in
                   db_aggregates.zone_memberships(context, hosts)

@@ -6,6 +6,7 @@ from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import fence_storm
 from nova_forcedown.db import service_admin as db_service_admin
 from nova_forcedown import exception
 from nova_forcedown import notifications
@@ -24,14 +25,6 @@ ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
 # The field that is no column: a compute service's zone comes from the
 # aggregates of its host. It is set for notifications only.
 ZONE_FIELD = 'availability_zone'
-
-
-def fencing_limit(conf):
-    """The fence-storm guard's settings in ``conf``; None: no guard."""
-    if conf is None or conf.fencing.max_forced_down_fraction is None:
-        return None
-    return db_service_admin.FencingLimit(
-        conf.fencing.max_forced_down_fraction, conf.default_availability_zone)
 
 
 @base.ObjectRegistry.register
@@ -144,8 +137,9 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         ``service.update`` as save() does.
 
         With ``conf`` whose ``[fencing] max_forced_down_fraction`` is set,
-        a force-down that would put more than that fraction of the zone's
-        compute hosts forced down is ForcedDownLimitExceeded.
+        a force-down that the fence-storm guard refuses (more than that
+        fraction of a zone's compute hosts forced down) is
+        ForcedDownLimitExceeded.
 
         With ``mark_shutdown`` (``[DEFAULT]
         force_down_marks_instances_shutdown``), a force-down also marks
@@ -156,7 +150,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         ServiceNotFound or ServiceNotCompute for a ``uuid``; HostNotFound
         for a host without any service, else HostBinaryNotFound.
         """
-        limit = fencing_limit(conf)
+        limit = fence_storm.FencingLimit.from_conf(conf)
         if mark_shutdown and changes.get('forced_down'):
             row, _ = host_operations.force_down_marking_shutdown(
                 context, changes, uuid=uuid, host=host, limit=limit)
@@ -216,8 +210,20 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
             setattr(self, field, value)
         self.obj_reset_changes(list(stored))
 
-    def destroy(self):
-        db_api.service_destroy(self._context, self.id)
+    def destroy(self, conf=None):
+        """Soft-delete the service (and a compute's nodes).
+
+        With ``conf`` whose ``[fencing] max_forced_down_fraction`` is set,
+        deleting a compute service that the fence-storm guard refuses
+        (the share of its zone's compute hosts forced down would pass that
+        fraction, and grow) is ZoneChangeLimitExceeded.
+        """
+        limit = fence_storm.FencingLimit.from_conf(conf)
+        if limit is not None and self.is_compute:
+            db_service_admin.service_destroy_compute(self._context, self.id,
+                                                     limit)
+        else:
+            db_api.service_destroy(self._context, self.id)
         self._notify('delete')
 
 

@@ -59,7 +59,8 @@ def update_aggregate(req):
     changes = body['aggregate']
     zone = ({AZ_KEY: _stripped(changes[AZ_KEY])} if AZ_KEY in changes
             else {})
-    aggregate.update(name=_stripped(changes.get('name')), **zone)
+    aggregate.update(name=_stripped(changes.get('name')),
+                     conf=req.app.conf, **zone)
     return _respond(req, aggregate)
 
 
@@ -76,7 +77,7 @@ def aggregate_action(req):
     schema, rule, action = _ACTIONS[name]
     body = validation.validate_body(req, document, schema)
     req.context.can(rule)
-    return _respond(req, action(req.context, _aggregate_id(req), body[name]))
+    return _respond(req, action(req, _aggregate_id(req), body[name]))
 
 
 @microversion.added_in(microversion.V2_81)
@@ -110,15 +111,17 @@ ROUTES = {
 
 # ---------------------------------------------------------------- actions
 
-def _add_host(context, aggregate_id, args):
-    return Aggregate.add_host_to(context, aggregate_id, args['host'])
+def _add_host(req, aggregate_id, args):
+    return Aggregate.add_host_to(req.context, aggregate_id, args['host'],
+                                 conf=req.app.conf)
 
 
-def _remove_host(context, aggregate_id, args):
+def _remove_host(req, aggregate_id, args):
     """Nothing to remove is one 404 for Nova, whatever is missing."""
     host = args['host']
     try:
-        return Aggregate.remove_host_from(context, aggregate_id, host)
+        return Aggregate.remove_host_from(req.context, aggregate_id, host,
+                                          conf=req.app.conf)
     except (exception.ComputeHostNotFound, exception.AggregateNotFound,
             exception.AggregateHostNotFound):
         raise webob.exc.HTTPNotFound(
@@ -126,9 +129,9 @@ def _remove_host(context, aggregate_id, args):
                         % (host, aggregate_id))
 
 
-def _set_metadata(context, aggregate_id, args):
-    aggregate = Aggregate.get_by_id(context, aggregate_id)
-    aggregate.update_metadata(args['metadata'])
+def _set_metadata(req, aggregate_id, args):
+    aggregate = Aggregate.get_by_id(req.context, aggregate_id)
+    aggregate.update_metadata(args['metadata'], conf=req.app.conf)
     return aggregate
 
 

@@ -49,7 +49,7 @@ def update_service(req):
 def delete_service(req):
     req.context.can(policies.DELETE)
     service = _service_to_delete(req, req.urlvars['id'])
-    service.destroy()
+    service.destroy(conf=req.app.conf)
     return api_request.empty_response()
 
 

@@ -321,6 +321,53 @@ class ZonesFixture(fixture.GabbiFixture):
         pass
 
 
+class FenceStormZonesFixture(fixture.GabbiFixture):
+    """Compute hosts without instances in zones, for the fence-storm guard.
+
+    ========  ===========  ============================================
+    zone      aggregate    services
+    ========  ===========  ============================================
+    az1       rack-1       r1a, r1b, r1c, r1d
+    az2       rack-2       r2a, r2b
+    az3       rack-3       r3a, r3b, both forced down: over any limit,
+                           as a zone can be when the guard is turned on
+    nova      (none)       na, nb: the default zone
+    ========  ===========  ============================================
+
+    ``spare`` is an aggregate without a zone or a host. Variables:
+    ``RACK1_ID``, ``RACK2_ID``, ``RACK3_ID``, ``SPARE_ID`` and
+    ``<HOST>_SERVICE_UUID`` (HOST in R1A..R3B, NA, NB).
+    """
+
+    ZONES = (('rack-1', 'az1', ('r1a', 'r1b', 'r1c', 'r1d')),
+             ('rack-2', 'az2', ('r2a', 'r2b')),
+             ('rack-3', 'az3', ('r3a', 'r3b')),
+             ('spare', None, ()))
+    UNZONED = ('na', 'nb')
+
+    def start_fixture(self):
+        ctxt = context.get_admin_context()
+        for name, zone, hosts in self.ZONES:
+            metadata = {db_aggregates.AZ_KEY: zone} if zone else None
+            aggregate = db_aggregates.aggregate_create(ctxt, name, metadata)
+            os.environ[name.replace('-', '').upper() + '_ID'] = str(
+                aggregate.id)
+            for host in hosts:
+                self._service(ctxt, host, forced_down=zone == 'az3')
+                db_aggregates.aggregate_host_add(ctxt, aggregate.id, host)
+        for host in self.UNZONED:
+            self._service(ctxt, host)
+
+    def stop_fixture(self):
+        pass
+
+    @staticmethod
+    def _service(ctxt, host, **fields):
+        service = nf_fixtures.create_service(
+            ctxt, host=host, last_seen_up=_ago(1), **fields)
+        os.environ[host.upper() + '_SERVICE_UUID'] = service.uuid
+
+
 def _created(minute):
     return datetime.datetime(2026, 1, 2, 3, minute, 0)
 

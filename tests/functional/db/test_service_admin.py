@@ -6,6 +6,7 @@ import threading
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import api as db_api
+from nova_forcedown.db import fence_storm
 from nova_forcedown.db import service_admin
 from nova_forcedown.db import service_history as db_history
 from nova_forcedown import exception
@@ -17,7 +18,7 @@ Change = service_history.Change
 
 
 def _limit(fraction, default_zone='nova'):
-    return service_admin.FencingLimit(fraction, default_zone)
+    return fence_storm.FencingLimit(fraction, default_zone)
 
 
 def _request_context(user='fencer', project='ops'):
