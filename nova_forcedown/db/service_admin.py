@@ -40,13 +40,13 @@ def service_update_compute(context, values, uuid=None, host=None,
     """Write ``values`` to the live nova-compute service ``uuid``/on ``host``.
 
     In one transaction: the row is locked, checked against ``limit`` (a
-    :class:`FencingLimit`, None: no guard) when ``values`` force it down,
-    updated, and the change recorded in the service's history. Returns the
-    row as now stored, a :class:`db_api.ServiceRow`, or None when there is
-    no such service (the caller finds out why). A force-down over the
-    limit is :class:`exception.ForcedDownLimitExceeded`, and writes
-    nothing; so is forcing a host up while evacuations away from it are
-    not yet ``completed`` by its agent's return
+    :class:`fence_storm.FencingLimit`, None: no guard) when ``values``
+    force it down, updated, and the change recorded in the service's
+    history. Returns the row as now stored, a :class:`db_api.ServiceRow`,
+    or None when there is no such service (the caller finds out why). A
+    force-down over the limit is :class:`exception.ForcedDownLimitExceeded`,
+    and writes nothing; so is forcing a host up while evacuations away
+    from it are not yet ``completed`` by its agent's return
     (:func:`_refuse_force_up_with_evacuations_left`: the agent must first
     remove what was evacuated away).
     """
