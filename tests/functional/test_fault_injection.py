@@ -35,8 +35,8 @@ class TestFaultInjection(testtools.TestCase):
     def _run(self, *options):
         command = [sys.executable, '-m', 'tools.fault_injection',
                    '--duration', str(DURATION), '--hosts', '6',
-                   '--clients', '8', '--seed', self.id(), '--json',
-                   *options]
+                   '--clients', '8', '--instances', '2', '--seed', self.id(),
+                   '--json', *options]
         result = subprocess.run(command, cwd=CHECKOUT, capture_output=True,
                                 timeout=TIMEOUT, stdin=subprocess.DEVNULL)
         self.addDetail('report', content.text_content(

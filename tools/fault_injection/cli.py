@@ -42,9 +42,9 @@ def parse(argv):
                         help='seed of every random choice (default 0)')
     parser.add_argument('--hosts', type=int, default=8,
                         help='agents, one simulated host each (default 8)')
-    parser.add_argument('--instances', type=int, default=2,
+    parser.add_argument('--instances', type=int, default=3,
                         help='servers per host, of the big flavor (default '
-                             '2: a host has room for 4)')
+                             '3: a host has room for 4)')
     parser.add_argument('--clients', type=int, default=16,
                         help='client threads (default 16)')
     parser.add_argument('--db-url', help='a database server to create a '
@@ -84,6 +84,8 @@ def main(argv=None):
         figures = _run(args, deployment, processes)
     finally:
         for process in processes:
+            process.terminate()
+        for process in processes:
             process.stop()
         if args.keep:
             kept = deployment.directory + '-kept'
@@ -120,6 +122,7 @@ def _run(args, deployment, processes):
         raise RuntimeError('%d servers registered, %d expected' % (
             checker.servers, args.hosts * args.instances))
     checker.check('start')
+    ready = time.monotonic()
     faults = faults_mod.Faults(api, hosts, deployment.relays, cuts, checker,
                                violations, args.seed, args.max_fenced)
     clients = storm_mod.Storm(api, hosts, faults, violations, args.seed,
@@ -129,9 +132,11 @@ def _run(args, deployment, processes):
     faults.start()
     time.sleep(args.duration)
     clients.stop()
+    stormed = time.monotonic()
     faults.stop()
     _recover(agents, hosts, faults)
     settled = _settle(deployment.engine)
+    recovered = time.monotonic()
     final = checker.final()
     checker.stop()
     if not api_process.alive:
@@ -144,9 +149,13 @@ def _run(args, deployment, processes):
         'instances': args.instances, 'clients': args.clients,
         'duration': args.duration, 'seed': args.seed,
         'servicegroup': 'tooz (redis)' if args.coordination else 'db',
-        'seconds': round(time.monotonic() - started, 1),
+        'seconds': {'start': round(ready - started, 1),
+                    'storm': round(stormed - ready, 1),
+                    'recovery': round(recovered - stormed, 1)},
         'requests': report.requests_by_status(api.statuses),
         'evacuations_accepted': dict(clients.accepted),
+        'refusals': {'%s %d %s' % key: count for key, count in
+                     api.refusals.most_common()},
         'forced_up_while_fenced': clients.forced_up_while_fenced,
         'faults': dict(faults.counts),
         'checks': checker.checks,

@@ -9,6 +9,7 @@ cut, or no answer within the client's timeout is a violation.
 import collections
 import http.client
 import json
+import re
 import threading
 import time
 
@@ -61,6 +62,8 @@ class Api:
         self.cuts = cuts
         self.violations = violations
         self.statuses = collections.Counter()
+        # (kind, status, the fault's message, numbers and names elided).
+        self.refusals = collections.Counter()
         self._lock = threading.Lock()
 
     def request(self, kind, method, path, version=None, body=None):
@@ -98,6 +101,10 @@ class Api:
         what = '%s %s (%s) -> %s in %.1f s: %s' % (
             method, path, version, label, answer.elapsed,
             (answer.error or answer.body[:300].decode('utf-8', 'replace')))
+        if 400 <= answer.status < 500:
+            with self._lock:
+                self.refusals[
+                    (kind, answer.status, _message(answer.body))] += 1
         if answer.status and answer.status < 500:
             return
         in_cut = self.cuts.overlaps(start, time.monotonic())
@@ -112,6 +119,17 @@ class Api:
             self.violations.add('503-outside-cut', what)
         elif not _clean_unavailable(answer.body):
             self.violations.add('unclean-503', what)
+
+
+def _message(body):
+    """The fault's message, its numbers and quoted names elided."""
+    try:
+        fault = next(iter(json.loads(body).values()))
+        text = fault['message']
+    except (ValueError, KeyError, TypeError, StopIteration, AttributeError):
+        return body[:80].decode('utf-8', 'replace')
+    text = re.sub(r'[0-9a-f]{8}-[0-9a-f-]{27}', '<uuid>', text)
+    return re.sub(r'\bfi\d+-\d+\b', '<host>', re.sub(r'\d+', 'N', text))
 
 
 def _clean_unavailable(body):

@@ -148,6 +148,11 @@ class Process:
         if self.process is not None:
             self.process.wait()
 
+    def terminate(self):
+        """SIGTERM, without waiting (:meth:`stop` waits)."""
+        if self.alive:
+            self.process.terminate()
+
     def stop(self, timeout=20):
         if self.alive:
             self.process.terminate()

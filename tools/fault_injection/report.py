@@ -62,6 +62,9 @@ def text(figures):
             '%s: %d' % item for item in sorted(row.items()))))
     lines.append('evacuations accepted (200) by microversion: %s' % (
         _items(figures['evacuations_accepted'])))
+    lines.append('refusals (4xx), most frequent first:')
+    lines.extend('  %6d  %s' % (count, what) for what, count in
+                 list(figures['refusals'].items())[:12])
     lines.append('evacuation migrations by status: %s' % (
         _items(figures['final']['migrations'])))
     lines.append('faults: %s' % _items(figures['faults']))
