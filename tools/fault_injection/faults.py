@@ -158,7 +158,7 @@ class Faults:
             self.hosts.release(host)
             return
         self._spawn('destination-kill-' + name, self._crash, host,
-                    'destination-kill')
+                    'destination-kill', uuid)
 
     # -------------------------------------------------------- episodes
 
@@ -173,11 +173,17 @@ class Faults:
             self.cuts.end(relay)
         self.checker.check('after %s %s' % (relay, mode))
 
-    def _crash(self, host, kind='crash'):
+    def _crash(self, host, kind='crash', rebuilt=None):
+        """Kill the agent, restart it; ``rebuilt``: a server evacuated to it.
+
+        A kill that came before that server's rebuild ended is counted.
+        """
         try:
             self._count(kind)
             host.agent.kill()
             self.hosts.set_state(host.name, hosts_mod.CRASHED)
+            if rebuilt is not None and self._rebuilding(rebuilt, host.name):
+                self._count(kind + '-mid-rebuild')
             self.checker.check('after %s of %s' % (kind, host.name))
             self._sleep(CRASH_SECONDS)
             self._start_agent(host)
@@ -185,6 +191,15 @@ class Faults:
             self.checker.check('after restart of %s' % host.name)
         finally:
             self.hosts.release(host)
+
+    def _rebuilding(self, uuid, name):
+        with self.hosts.engine.connect() as connection:
+            status = connection.execute(sa.text(
+                "SELECT status FROM migrations WHERE instance_uuid = :uuid "
+                "AND dest_compute = :host AND migration_type = 'evacuation' "
+                "ORDER BY id DESC LIMIT 1"), {'uuid': uuid, 'host': name}
+            ).scalar()
+        return status in ('accepted', 'pre-migrating')
 
     def _start_agent(self, host):
         attempts = host.agent.start_ready()
