@@ -1,0 +1,5 @@
+import sys
+
+from tools.fault_injection import cli
+
+sys.exit(cli.main())
