@@ -35,7 +35,7 @@ class TestFaultInjection(testtools.TestCase):
     def _run(self, *options):
         command = [sys.executable, '-m', 'tools.fault_injection',
                    '--duration', str(DURATION), '--hosts', '6',
-                   '--clients', '8', '--instances', '2', '--seed', self.id(),
+                   '--clients', '8', '--seed', self.id(),
                    '--json', *options]
         result = subprocess.run(command, cwd=CHECKOUT, capture_output=True,
                                 timeout=TIMEOUT, stdin=subprocess.DEVNULL)
@@ -53,7 +53,7 @@ class TestFaultInjection(testtools.TestCase):
         for kind in ('crash', 'fence', 'repair'):
             self.assertGreater(faults.get(kind, 0), 0, faults)
         self.assertGreater(sum(figures['evacuations_accepted'].values()), 0)
-        self.assertEqual(figures['final']['servers'], 6 * 2)
+        self.assertEqual(figures['final']['servers'], 6 * 3)
 
     def test_sqlite(self):
         figures = self._run()

@@ -28,6 +28,7 @@ class Cuts:
     def __init__(self):
         self._lock = threading.Lock()
         self._open = {}
+        self._ended = {}
         self._windows = []
 
     def begin(self, name):
@@ -38,11 +39,18 @@ class Cuts:
         with self._lock:
             started = self._open.pop(name, None)
             if started is not None:
-                self._windows.append((started, time.monotonic()))
+                self._ended[name] = time.monotonic()
+                self._windows.append((started, self._ended[name]))
 
     def is_cut(self, name):
         with self._lock:
             return name in self._open
+
+    def quiet_for(self, name):
+        """Seconds since ``name``'s last cut ended (None: never cut)."""
+        with self._lock:
+            ended = self._ended.get(name)
+        return None if ended is None else time.monotonic() - ended
 
     def overlaps(self, start, end):
         """Whether [start, end] meets a cut or its grace."""

@@ -35,9 +35,11 @@ REPAIR_LIMIT = 180
 # Seconds the injector waits between two episodes.
 PAUSE = (0.5, 2.0)
 # The weight of each kind of cut (reset, blackhole) of each relay against
-# 4 for a fence, 3 for a crash, 2 for a destination kill: a dependency
-# is away about a tenth of the time.
+# 4 for a fence, 3 for a crash, 2 for a destination kill; and the seconds
+# a relay forwards at least between two cuts: a dependency is away about
+# a tenth of the time.
 CUT_WEIGHT = 0.25
+CUT_GAP = 20
 
 
 class Faults:
@@ -120,7 +122,9 @@ class Faults:
         if len(fenced) < self.max_fenced:
             choices['fence'] = 4
         for name in self.relays:
-            if not self.cuts.is_cut(name):
+            quiet = self.cuts.quiet_for(name)
+            if not self.cuts.is_cut(name) and (quiet is None or
+                                               quiet > CUT_GAP):
                 choices[name + '-reset'] = CUT_WEIGHT
                 choices[name + '-blackhole'] = CUT_WEIGHT
         return choices

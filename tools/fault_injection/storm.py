@@ -16,7 +16,7 @@ from tools.fault_injection import client as api_client
 from tools.fault_injection import hosts as hosts_mod
 
 # How often a client evacuates, forces a host up, or lists.
-EVACUATE, FORCE_UP, LIST = 0.55, 0.1, 0.35
+EVACUATE, FORCE_UP, LIST = 0.6, 0.04, 0.36
 # Share of the evacuations aimed at the servers of fenced hosts.
 EVACUABLE_SHARE = 0.85
 VERSIONS = ('2.1', '2.14', '2.29', '2.53', '2.68', '2.95')
