@@ -9,6 +9,20 @@ from tools.benchmark import statements as sql_statements
 
 # noauth2: user admin of project "openstack" (hex), an admin.
 TOKEN = 'admin:6f70656e737461636b'
+
+
+def request_parts(version=None, body=None):
+    """(headers, body bytes or None) of an admin's JSON request."""
+    headers = {'X-Auth-Token': TOKEN, 'Accept': 'application/json'}
+    if version:
+        headers['OpenStack-API-Version'] = 'compute ' + version
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers['Content-Type'] = 'application/json'
+    return headers, data
+
+
 # Concurrent clients of the "8 clients" runs.
 CLIENTS = 8
 
@@ -23,13 +37,7 @@ class Client:
 
     def request(self, method, path, version=None, body=None):
         """(status, statements or None, body bytes); reconnects once."""
-        headers = {'X-Auth-Token': TOKEN, 'Accept': 'application/json'}
-        if version:
-            headers['OpenStack-API-Version'] = 'compute ' + version
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers['Content-Type'] = 'application/json'
+        headers, data = request_parts(version, body)
         for attempt in (1, 2):
             try:
                 self.connection.request(method, '/v2.1' + path
