@@ -17,9 +17,9 @@ import sqlalchemy as sa
 
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 from nova_forcedown import objects
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import instance as instance_obj
@@ -50,7 +50,7 @@ class _ProjectFacade:
     """Point oslo.db's fixtures at the project's transaction context."""
 
     def get_enginefacade(self):
-        return db_api.context_manager
+        return db_engine.context_manager
 
 
 class _ProjectSchema(_ProjectFacade,
@@ -59,7 +59,7 @@ class _ProjectSchema(_ProjectFacade,
     """Schema from our alembic migrations, rows wiped between tests."""
 
     def generate_schema_migrations(self, engine):
-        migration.db_sync(engine)
+        schema.db_sync(engine)
 
     def delete_from_schema(self, engine):
         with engine.begin() as connection:
@@ -119,7 +119,7 @@ class DbTestCase(test_fixtures.OpportunisticDBTestMixin, base.BaseTestCase):
     def setUp(self):
         super().setUp()
         self.context = context.get_admin_context()
-        self.engine = db_api.get_engine()
+        self.engine = db_engine.get_engine()
 
 
 class PostgresqlMixin:

@@ -12,7 +12,7 @@ import webob.exc
 import webob.request
 
 from nova_forcedown.api import request as api_request
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
@@ -108,6 +108,10 @@ def from_exception(exc):
     """Any exception raised while handling a request, as a fault."""
     if isinstance(exc, webob.exc.HTTPException):
         return from_http_exception(exc)
+    if db_engine.is_outage(exc):
+        LOG.error('Database unavailable while handling a request: %s',
+                  exception.first_line(exc.__cause__ or exc))
+        return response(503, DATABASE_DOWN_MESSAGE)
     if isinstance(exc, exception.NovaForcedownException):
         resp = from_domain_exception(exc)
         if resp is not None:
@@ -117,10 +121,6 @@ def from_exception(exc):
         LOG.info('Request body not received in full: %s: %s',
                  type(cause).__name__, loggable(cause)[:300])
         return response(400, BODY_NOT_RECEIVED_MESSAGE)
-    if db_api.is_outage(exc):
-        LOG.error('Database unavailable while handling a request: %s',
-                  exception.first_line(exc))
-        return response(503, DATABASE_DOWN_MESSAGE)
     LOG.exception('Unexpected error while handling a request')
     return response(500, UNEXPECTED_MESSAGE)
 

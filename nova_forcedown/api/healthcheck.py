@@ -11,8 +11,8 @@ driver's connect timeout); no traceback or URL is ever shown.
 from oslo_log import log as logging
 from oslo_middleware.healthcheck import pluginbase
 import sqlalchemy as sa
+from nova_forcedown.db import engine as db_engine
 
-from nova_forcedown.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ class DatabaseHealthcheck(pluginbase.HealthcheckBaseExtension):
 
     def healthcheck(self, server_port):
         try:
-            with db_api.get_engine().connect() as connection:
+            with db_engine.get_engine().connect() as connection:
                 connection.execute(sa.text('SELECT 1'))
         except Exception as exc:  # noqa: any failure means unhealthy
             text = str(exc).strip()

@@ -25,8 +25,8 @@ from sqlalchemy import exc as sa_exc
 from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.wsgi import worker
@@ -89,7 +89,7 @@ def _dev_flavors():
     """
     names = [flavor.name for flavor in flavor_obj.FlavorList.create_classic(
         nf_context.get_admin_context())]
-    db_api.get_engine().dispose()
+    db_engine.get_engine().dispose()
     return names
 
 
@@ -170,7 +170,7 @@ def main(argv=None):
             raise StartupError('auth_strategy noauth2 is refused on the '
                                'non-loopback address %s' % host)
         _check_bind(host, port)
-        migration.prepare(conf)
+        schema.prepare(conf)
         flavors = _dev_flavors() if server_args.dev else []
         app = deploy.load_app(conf)
     except cfg.Error as exc:

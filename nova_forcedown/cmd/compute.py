@@ -17,8 +17,8 @@ from stevedore import exception as stevedore_exc
 
 from nova_forcedown.compute import agent as compute_agent
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import objects
@@ -107,11 +107,11 @@ def _stop_on_signals():
 
 def _start(conf):
     driver = compute_agent.load_driver(conf)
-    db_api.configure(conf)
+    db_engine.configure(conf)
     notifications.configure(conf)
     if conf.database.sync_on_startup:
-        migration.db_sync()
-    migration.check_migrated()
+        schema.db_sync()
+    schema.check_migrated()
     agent = compute_agent.Agent(conf, driver)
     agent.register()
     agent.start()

@@ -16,9 +16,10 @@ from sqlalchemy import exc as sa_exc
 
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import models
 from nova_forcedown.db import purge as db_purge
+from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
@@ -37,12 +38,12 @@ LOG = logging.getLogger(__name__)
 
 
 def _db_sync(conf):
-    migration.db_sync(revision=conf.command.revision)
-    print('Database is at revision %s.' % migration.db_version())
+    schema.db_sync(revision=conf.command.revision)
+    print('Database is at revision %s.' % schema.db_version())
 
 
 def _db_version(conf):
-    print(migration.db_version() or 'None (empty database)')
+    print(schema.db_version() or 'None (empty database)')
 
 
 # Exit codes of "db purge", as Nova's "nova-manage db purge" has them.
@@ -68,7 +69,7 @@ def _db_purge(conf):
         except ValueError as exc:
             return _fail(PURGE_BAD_BEFORE,
                          'invalid value for --before: %s' % exc)
-    migration.check_migrated()
+    schema.check_migrated()
     context = nf_context.get_admin_context()
     if args.dry_run:
         rows = db_purge.count(context, before)
@@ -177,7 +178,7 @@ SERVICE_COLUMNS = ('Id', 'UUID', 'Binary', 'Host', 'Zone', 'Status', 'State',
 
 def _service_list(conf):
     """Every service but the API ones, with state and status as the API."""
-    migration.check_migrated()
+    schema.check_migrated()
     is_up = servicegroup_api.API(conf).liveness()
     context = nf_context.get_admin_context()
     service_zones = zones.ServiceZones.load(context, conf)
@@ -208,7 +209,7 @@ def _update_compute(conf, changes):
 
     As the API does: guarded, and recorded in the service's history.
     """
-    migration.check_migrated()
+    schema.check_migrated()
     host = conf.command.service_host
     try:
         return service_obj.Service.update_compute(
@@ -233,7 +234,7 @@ def _service_force_down(conf):
 
 def _service_force_down_marking_shutdown(conf):
     """Force down and mark the host's servers powered off, at once."""
-    migration.check_migrated()
+    schema.check_migrated()
     host = conf.command.service_host
     try:
         service = service_obj.Service.update_compute(
@@ -265,7 +266,7 @@ HISTORY_COLUMNS = ('Id', 'Time', 'Event', 'Changes', 'User', 'Project',
 
 def _service_history(conf):
     """The history of the nova-compute service of HOST, newest first."""
-    migration.check_migrated()
+    schema.check_migrated()
     context = nf_context.get_admin_context()
     host = conf.command.service_host
     entries = service_history.get_for_host(context, host,
@@ -322,7 +323,7 @@ HOST_SERVER_COLUMNS = ('UUID', 'Name', 'VM State', 'Power State',
 
 def _host_mark_shutdown(conf):
     """Mark every server of a fenced HOST powered off, as the API does."""
-    migration.check_migrated()
+    schema.check_migrated()
     host = conf.command.host_name
     changes = host_operations.mark_shutdown(
         nf_context.get_admin_context(), host,
@@ -333,7 +334,7 @@ def _host_mark_shutdown(conf):
 
 def _host_reset_state(conf):
     """Reset the state of every server of a fenced HOST, as the API does."""
-    migration.check_migrated()
+    schema.check_migrated()
     host = conf.command.host_name
     state = 'active' if conf.command.active else 'error'
     changes = host_operations.reset_state(
@@ -386,7 +387,7 @@ AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',
 
 def _aggregate_list(conf):
     """Every aggregate, its zone, hosts and other metadata, by id."""
-    migration.check_migrated()
+    schema.check_migrated()
     aggregates = aggregate_obj.AggregateList.get_all(
         nf_context.get_admin_context())
     print(_table(AGGREGATE_COLUMNS,
@@ -418,7 +419,7 @@ FLAVOR_COLUMNS = ('ID', 'Name', 'RAM', 'Disk', 'Ephemeral', 'VCPUs',
 
 def _flavor_list(conf):
     """Every flavor, public and private, in flavorid order."""
-    migration.check_migrated()
+    schema.check_migrated()
     flavors = flavor_obj.FlavorList.get_all(
         nf_context.get_admin_context(), flavor_obj.Filters(is_public=None))
     print(_table(FLAVOR_COLUMNS, [
@@ -428,7 +429,7 @@ def _flavor_list(conf):
 
 
 def _flavor_create(conf):
-    migration.check_migrated()
+    schema.check_migrated()
     args = conf.command
     flavor = flavor_obj.Flavor.create(
         nf_context.get_admin_context(), args.flavor_name, args.ram,
@@ -458,14 +459,14 @@ def _add_flavor_parsers(subparsers):
     create.set_defaults(func=_flavor_create)
 
 
-def _count(minimum, maximum=db_api.MAX_INTEGER_ID):
+def _count(minimum, maximum=models.MAX_INTEGER_ID):
     def parse(text):
         value = int(text)
         if not minimum <= value <= maximum:
             raise ValueError(text)
         return value
     parse.__name__ = ('integer >= %d' % minimum
-                      if maximum == db_api.MAX_INTEGER_ID
+                      if maximum == models.MAX_INTEGER_ID
                       else 'integer from %d to %d' % (minimum, maximum))
     return parse
 
@@ -480,7 +481,7 @@ ZONE_COLUMNS = ('Zone', 'Zone Status', 'Host', 'Binary', 'Status', 'State',
 
 def _availability_zone_list(conf):
     """Every zone and its enabled services, as the API's detail shows."""
-    migration.check_migrated()
+    schema.check_migrated()
     servicegroup = servicegroup_api.API(conf)
     context = nf_context.get_admin_context()
     services = service_obj.ServiceList.get_records(context)
@@ -571,7 +572,7 @@ def main(argv=None):
     logging.setup(conf, 'nova_forcedown')
     objects.register_all()
     try:
-        db_api.configure(conf)
+        db_engine.configure(conf)
         notifications.configure(conf)
         code = conf.command.func(conf)
         notifications.flush()

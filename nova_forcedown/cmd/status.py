@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import policies
 from nova_forcedown import policy
@@ -38,7 +38,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
 
     def _check_schema_revision(self):
         try:
-            migration.check_migrated()
+            schema.check_migrated()
         except (exception.DatabaseNotMigrated,
                 exception.DatabaseUnavailable) as exc:
             return Result(Code.FAILURE, str(exc))
@@ -46,11 +46,11 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
             return Result(Code.FAILURE, 'Cannot use the database: %s'
                           % exception.first_line(exc))
         return Result(Code.SUCCESS, 'Schema is at revision %s.'
-                      % migration.head_revision())
+                      % schema.head_revision())
 
     def _check_forced_down_column(self):
         try:
-            inspector = sa.inspect(db_api.get_engine())
+            inspector = sa.inspect(db_engine.get_engine())
             if not inspector.has_table('services'):
                 return Result(Code.FAILURE,
                               'The services table does not exist: run '
@@ -129,7 +129,7 @@ def main(argv=None):
     logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
                          ['alembic=WARN'])
     logging.setup(conf, 'nova_forcedown')
-    db_api.configure(conf)
+    db_engine.configure(conf)
     return upgradecheck.run(conf)
 
 

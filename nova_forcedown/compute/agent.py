@@ -17,8 +17,8 @@ from stevedore import driver as stevedore_driver
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as node_obj
@@ -285,7 +285,7 @@ class Agent:
             except exception.ComputeNodeNotFound:
                 gone.append(node.hypervisor_hostname)
             except Exception as exc:  # noqa: only an outage is told once
-                if not db_api.is_outage(exc):
+                if not db_engine.is_outage(exc):
                     raise
                 outage = exception.first_line(exc)
                 break

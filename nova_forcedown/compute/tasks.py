@@ -16,8 +16,8 @@ import traceback
 from oslo_log import log as logging
 
 from nova_forcedown.compute.drivers import base as driver_base
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import instance_action
@@ -94,7 +94,7 @@ class TaskRunner:
         try:
             servers = operations.pending_tasks(self._context, self._hosts)
         except Exception as exc:  # noqa: only an outage is told once
-            if not db_api.is_outage(exc):
+            if not db_engine.is_outage(exc):
                 raise
             outage = exception.first_line(exc)
         else:

@@ -1,6 +1,6 @@
 """Query functions for host aggregates, their hosts and their metadata.
 
-The same transaction context as :mod:`nova_forcedown.db.api`. An aggregate
+The same transaction context as :mod:`nova_forcedown.db.engine`. An aggregate
 is read with its hosts and metadata; a listing of any number of them is
 three statements. Aggregate rows are deleted, not soft-deleted, as in
 Nova's API database.
@@ -22,12 +22,10 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import fence_storm
 from nova_forcedown.db import models
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 AZ_KEY = models.AZ_KEY
 
@@ -76,24 +74,24 @@ def _read_one(connection, aggregate_id, lock=False):
     return rows[0]
 
 
-@context_manager.reader.connection
+@engine.reader
 def aggregate_get_all(context):
     return _read(context.connection)
 
 
-@context_manager.reader.connection
+@engine.reader
 def aggregate_get(context, aggregate_id):
     return _read_one(context.connection, aggregate_id)
 
 
-@context_manager.reader.connection
+@engine.reader
 def aggregate_get_by_host(context, host):
     """The aggregates that hold ``host``."""
     return _read(context.connection, _AGGREGATES.c.id.in_(
         sa.select(_HOSTS.c.aggregate_id).where(_HOSTS.c.host == host)))
 
 
-@context_manager.reader.connection
+@engine.reader
 def aggregate_get_by_zone(context, zone):
     """The aggregates whose metadata makes them the zone ``zone``."""
     return _read(context.connection, _AGGREGATES.c.id.in_(
@@ -105,7 +103,7 @@ ZoneMembership = collections.namedtuple('ZoneMembership',
                                         ('host', 'aggregate_id', 'zone'))
 
 
-@context_manager.reader.connection
+@engine.reader
 def zone_memberships(context, hosts=None, zone=None, consume=list):
     """Each host in an aggregate with a zone, with that aggregate and zone.
 
@@ -146,7 +144,7 @@ def _zone_memberships_query(by_hosts, by_zone):
     return query
 
 
-@db_api.write_transaction
+@engine.writer
 def aggregate_create(context, name, metadata=None, uuid=None):
     """A new aggregate; AggregateNameExists when the name is taken.
 
@@ -163,8 +161,7 @@ def aggregate_create(context, name, metadata=None, uuid=None):
     return _read_one(connection, aggregate_id)
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def aggregate_update(context, aggregate_id, name=None, metadata=None,
                      limit=None):
     """Rename and/or merge ``metadata`` (a None value deletes its key).
@@ -193,8 +190,7 @@ def aggregate_update(context, aggregate_id, name=None, metadata=None,
     return _read_one(connection, aggregate_id)
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def aggregate_metadata_update(context, aggregate_id, metadata, limit=None):
     """Merge ``metadata`` into the aggregate's; a None value deletes."""
     connection = context.connection
@@ -218,8 +214,7 @@ def _write_metadata(connection, aggregate_id, metadata):
         connection.execute(_METADATA.insert(), kept)
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def aggregate_delete(context, aggregate_id, refuse_hosts):
     """Delete an aggregate and its metadata.
 
@@ -235,8 +230,7 @@ def aggregate_delete(context, aggregate_id, refuse_hosts):
         _AGGREGATES.c.id == aggregate_id))
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def aggregate_host_add(context, aggregate_id, host, limit=None):
     connection = context.connection
     before = _read_one(connection, aggregate_id, lock=limit is not None)
@@ -254,8 +248,7 @@ def aggregate_host_add(context, aggregate_id, host, limit=None):
     return _read_one(connection, aggregate_id)
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def aggregate_host_delete(context, aggregate_id, host, limit=None):
     connection = context.connection
     before = (_read_one(connection, aggregate_id, lock=True)

@@ -37,7 +37,6 @@ import functools
 
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import models
 
 _SERVICES = models.Service.__table__
@@ -324,7 +323,7 @@ def _members_query(with_default, shared, locked):
                if locked else (_SERVICES.c.id,))
     query = sa.select(*columns).where(
         _SERVICES.c.deleted == 0,
-        _SERVICES.c.binary == db_api.COMPUTE_BINARY,
+        _SERVICES.c.binary == models.COMPUTE_BINARY,
         sa.or_(*either))
     if locked:
         query = query.order_by(_SERVICES.c.id).with_for_update()

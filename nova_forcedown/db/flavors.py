@@ -1,6 +1,6 @@
 """Query functions for flavors, their extra specs and their projects.
 
-The same transaction context as :mod:`nova_forcedown.db.api`. A flavor is
+The same transaction context as :mod:`nova_forcedown.db.engine`. A flavor is
 read with its extra specs; a listing of any number of them is two
 statements (three with a marker). Rows are deleted, not soft-deleted, as
 in Nova's API database.
@@ -16,11 +16,9 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _FLAVORS = models.Flavor.__table__
 _SPECS = models.FlavorExtraSpec.__table__
@@ -88,13 +86,13 @@ def _read_one(connection, context, flavorid):
     return _with_specs(connection, [row])[0]
 
 
-@context_manager.reader.connection
+@engine.reader
 def flavor_get_by_flavor_id(context, flavorid):
     """The flavor ``flavorid`` as ``context`` may see it; FlavorNotFound."""
     return _read_one(context.connection, context, flavorid)
 
 
-@context_manager.reader.connection
+@engine.reader
 def flavor_get_all(context, filters=Filters(), sort_key='flavorid',
                    sort_dir='asc', limit=None, marker=None):
     """The flavors ``context`` sees that pass ``filters``, one page of them.
@@ -155,13 +153,13 @@ def _page(query, sort_key, sort_dir, marker_row):
     return query.where(sa.or_(column > value, same))
 
 
-@context_manager.reader.connection
+@engine.reader
 def flavor_count(context):
     return context.connection.execute(
         sa.select(sa.func.count()).select_from(_FLAVORS)).scalar()
 
 
-@db_api.write_transaction
+@engine.writer
 def flavor_create(context, values, extra_specs=None, projects=()):
     """A new flavor from column ``values``; FlavorExists / FlavorIdExists.
 
@@ -186,7 +184,7 @@ def flavor_create(context, values, extra_specs=None, projects=()):
     return _read_one(connection, context, values['flavorid'])
 
 
-@db_api.write_transaction
+@engine.writer
 def flavor_update_description(context, flavorid, description):
     connection = context.connection
     result = connection.execute(
@@ -197,7 +195,7 @@ def flavor_update_description(context, flavorid, description):
     return _read_one(connection, context, flavorid)
 
 
-@db_api.write_transaction
+@engine.writer
 def flavor_destroy(context, flavorid):
     """Delete the flavor with its extra specs and projects."""
     connection = context.connection
@@ -232,8 +230,7 @@ def flavor_extra_specs_update(context, flavorid, extra_specs):
         id=flavorid, retries=EXTRA_SPECS_RETRIES)
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def _extra_specs_write(context, flavorid, extra_specs):
     connection = context.connection
     flavor = _read_one(connection, context, flavorid)
@@ -249,7 +246,7 @@ def _extra_specs_write(context, flavorid, extra_specs):
     return dict(flavor.extra_specs, **extra_specs)
 
 
-@db_api.write_transaction
+@engine.writer
 def flavor_extra_specs_delete(context, flavorid, key):
     """Delete one extra spec; FlavorExtraSpecsNotFound when it has none."""
     connection = context.connection
@@ -262,7 +259,7 @@ def flavor_extra_specs_delete(context, flavorid, key):
                                                  extra_specs_key=key)
 
 
-@context_manager.reader.connection
+@engine.reader
 def flavor_projects(context, flavorid):
     """The projects a private flavor is shared with, sorted."""
     return [project_id for project_id, in context.connection.execute(
@@ -272,7 +269,7 @@ def flavor_projects(context, flavorid):
         .order_by(_PROJECTS.c.project_id))]
 
 
-@db_api.write_transaction
+@engine.writer
 def flavor_add_project(context, flavorid, project_id):
     connection = context.connection
     flavor = _read_one(connection, context, flavorid)

@@ -9,15 +9,14 @@ a force-down cleared, or a heartbeat written, meanwhile waits for it.
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import instances as db_instances
 from nova_forcedown.db import models
 from nova_forcedown.db import service_admin as db_service_admin
 from nova_forcedown.db import service_history
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _INSTANCES = models.Instance.__table__
 _SERVICES = models.Service.__table__
@@ -34,16 +33,15 @@ def _lock_compute_service(connection, host):
     """The live nova-compute service of ``host``, locked; None if none.
 
     On SQLite the transaction takes the database's write lock before it
-    reads (:func:`nova_forcedown.db.api.write_first` says why); other
+    reads (:func:`nova_forcedown.db.engine.write_first` says why); other
     backends lock the row with SELECT ... FOR UPDATE.
     """
     where = (_SERVICES.c.host == host,
-             _SERVICES.c.binary == db_api.COMPUTE_BINARY,
+             _SERVICES.c.binary == models.COMPUTE_BINARY,
              _SERVICES.c.deleted == 0)
-    db_api.write_first(connection)
     row = connection.execute(
         sa.select(_SERVICES).where(*where).with_for_update()).first()
-    return None if row is None else db_api.ServiceRow._make(row)
+    return None if row is None else db_services.ServiceRow._make(row)
 
 
 def _changed_values(row, wanted):
@@ -52,8 +50,7 @@ def _changed_values(row, wanted):
             if getattr(row, column) != value}
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def instances_act_on_host(context, host, refuse, change, action):
     """Check, change and record ``action`` on every live server of ``host``.
 
@@ -73,8 +70,7 @@ def instances_act_on_host(context, host, refuse, change, action):
     return _change_servers(connection, context, host, change, action)
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def service_force_down_with_servers(context, values, change, action,
                                     uuid=None, host=None, limit=None):
     """Write ``values`` to a compute service, then change its servers.

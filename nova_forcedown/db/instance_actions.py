@@ -11,11 +11,9 @@ import collections
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
@@ -55,7 +53,7 @@ def record_actions(connection, context, instance_uuids, action, now):
         for uuid in instance_uuids])
 
 
-@context_manager.reader.connection
+@engine.reader
 def action_latest(context, instance_uuid, action):
     """The newest ``action`` recorded for the server, or None."""
     row = context.connection.execute(
@@ -66,8 +64,7 @@ def action_latest(context, instance_uuid, action):
     return None if row is None else ActionRow._make(row)
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def event_start(context, action_id, event, host):
     """Record that ``host`` started ``event`` of the action; its id."""
     now = timeutils.utcnow()
@@ -77,8 +74,7 @@ def event_start(context, action_id, event, host):
     return result.inserted_primary_key[0]
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def event_finish(context, action_id, event_id, result, traceback=None):
     """Record the end of an event and of its action.
 
@@ -100,7 +96,7 @@ def _changed():
     return sa.func.coalesce(_ACTIONS.c.updated_at, _ACTIONS.c.created_at)
 
 
-@context_manager.reader.connection
+@engine.reader
 def actions_get(context, instance_uuid, limit=None, marker=None,
                 changes_since=None, changes_before=None):
     """The server's actions, newest first, a page after ``marker``.
@@ -133,7 +129,7 @@ def actions_get(context, instance_uuid, limit=None, marker=None,
     return [ActionRow._make(row) for row in connection.execute(query)]
 
 
-@context_manager.reader.connection
+@engine.reader
 def action_get_by_request_id(context, instance_uuid, request_id):
     """The server's action of request ``request_id``, or None."""
     row = context.connection.execute(
@@ -144,7 +140,7 @@ def action_get_by_request_id(context, instance_uuid, request_id):
     return None if row is None else ActionRow._make(row)
 
 
-@context_manager.reader.connection
+@engine.reader
 def events_get(context, action_id):
     """The events of an action, oldest first."""
     return [EventRow._make(row) for row in context.connection.execute(

@@ -1,7 +1,7 @@
 """Query functions for servers: the listing with Nova's filters and paging,
 and one server by uuid.
 
-The same transaction context as :mod:`nova_forcedown.db.api`. A listing is
+The same transaction context as :mod:`nova_forcedown.db.engine`. A listing is
 one statement (two with a marker); rows are read with SQLAlchemy Core as
 :class:`InstanceRow` named tuples, no ORM object per row.
 """
@@ -12,12 +12,10 @@ import functools
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import models
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _INSTANCES = models.Instance.__table__
 _FLAVORS = models.Flavor.__table__
@@ -136,7 +134,7 @@ def _row_type(columns):
     return collections.namedtuple('InstanceColumns', columns)
 
 
-@context_manager.reader.connection
+@engine.reader
 def instance_get_all(context, matching, limit=None, marker=None,
                      sort=DEFAULT_SORT, columns=None):
     """Servers matching ``matching``, a page of them in ``sort`` order.
@@ -196,7 +194,7 @@ _UPDATE_SERVER = _INSTANCES.update().where(
     _INSTANCES.c.id == sa.bindparam('server_id'))
 
 
-@context_manager.reader.connection
+@engine.reader
 def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
     """The live server ``uuid`` (of ``project_id``, when given).
 
@@ -211,7 +209,7 @@ def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
     return InstanceRow._make(row)
 
 
-@context_manager.reader.connection
+@engine.reader
 def instance_hosts(context, uuids):
     """{uuid: host} of the live servers among ``uuids``."""
     if not uuids:
@@ -222,7 +220,7 @@ def instance_hosts(context, uuids):
             _INSTANCES.c.deleted == 0)).all())
 
 
-@context_manager.reader.connection
+@engine.reader
 def flavor_copy(context, name):
     """(flavors.id, the copy an instance keeps) of flavor ``name``, or None.
 
@@ -248,8 +246,7 @@ def flavor_copy(context, name):
 _HOSTS_IN_QUERY = 500
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def instance_act(context, uuid, change, action, project_id=None):
     """Check, change and record an action on server ``uuid``, atomically.
 
@@ -279,7 +276,7 @@ def instance_act(context, uuid, change, action, project_id=None):
     return row._replace(**values)
 
 
-@context_manager.reader.connection
+@engine.reader
 def instance_get_tasks(context, hosts, task_states):
     """Live servers on ``hosts`` whose task_state is one of ``task_states``.
 
@@ -297,8 +294,7 @@ def instance_get_tasks(context, hosts, task_states):
     return [InstanceRow._make(row) for row in rows if row.host in wanted]
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def instance_finish_task(context, uuid, host, task_state, values):
     """Write ``values`` if server ``uuid`` is on ``host``, in ``task_state``.
 
@@ -312,3 +308,22 @@ def instance_finish_task(context, uuid, host, task_state, values):
         _INSTANCES.c.host == host,
         _INSTANCES.c.task_state == task_state).values(**values))
     return result.rowcount == 1
+
+
+@engine.writer
+def instance_create(context, values):
+    """Insert a server row; the row as stored (an :class:`InstanceRow`)."""
+    server_id = models.insert(context.connection, _INSTANCES, values)
+    return InstanceRow._make(context.connection.execute(
+        sa.select(_INSTANCES).where(_INSTANCES.c.id == server_id)).one())
+
+
+@engine.reader
+def instance_get_all_by_hosts(context, hosts):
+    """Live servers on any of ``hosts``, in id order, in one query."""
+    if not hosts:
+        return []
+    rows = context.connection.execute(sa.select(_INSTANCES).where(
+        _INSTANCES.c.deleted == 0,
+        _INSTANCES.c.host.in_(sorted(set(hosts)))).order_by(_INSTANCES.c.id))
+    return [InstanceRow._make(row) for row in rows]

@@ -5,6 +5,22 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 
+# The binary of a compute host's service.
+COMPUTE_BINARY = 'nova-compute'
+
+# Largest value of an integer primary key on every supported database.
+MAX_INTEGER_ID = 2 ** 31 - 1
+
+
+def insert(connection, table, values):
+    """INSERT one row of ``values`` into ``table``; its primary key.
+
+    Core, with the columns' Python defaults (created_at, deleted).
+    """
+    result = connection.execute(table.insert().values(**values))
+    return result.inserted_primary_key[0]
+
+
 class ModelBase(models.ModelBase, orm.DeclarativeBase):
     """The declarative base of every table: one metadata for the schema."""
 

@@ -26,11 +26,9 @@ import collections
 
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import engine
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import models
-
-context_manager = db_api.context_manager
 
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
@@ -124,7 +122,7 @@ RULES = (
 )
 
 
-@context_manager.reader.connection
+@engine.reader
 def count(context, before):
     """{table: rows a purge of what is older than ``before`` would delete}.
 
@@ -162,8 +160,7 @@ def purge(context, before, max_rows=DEFAULT_MAX_ROWS):
     return deleted
 
 
-@db_api.retry_on_deadlock
-@db_api.write_transaction
+@engine.writer
 def _purge_batch(context, rule, before, max_rows, after):
     """Delete up to ``max_rows`` rows of ``rule`` whose ids follow ``after``.
 

@@ -18,14 +18,13 @@ import functools
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import fence_storm
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import models
 from nova_forcedown.db import service_history
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _SERVICES = models.Service.__table__
 
@@ -33,8 +32,7 @@ _SERVICES = models.Service.__table__
 _AUDITED_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def service_update_compute(context, values, uuid=None, host=None,
                            limit=None):
     """Write ``values`` to the live nova-compute service ``uuid``/on ``host``.
@@ -42,7 +40,7 @@ def service_update_compute(context, values, uuid=None, host=None,
     In one transaction: the row is locked, checked against ``limit`` (a
     :class:`fence_storm.FencingLimit`, None: no guard) when ``values``
     force it down, updated, and the change recorded in the service's
-    history. Returns the row as now stored, a :class:`db_api.ServiceRow`,
+    history. Returns the row as now stored, a :class:`db_services.ServiceRow`,
     or None when there is no such service (the caller finds out why). A
     force-down over the limit is :class:`exception.ForcedDownLimitExceeded`,
     and writes nothing; so is forcing a host up while evacuations away
@@ -52,7 +50,6 @@ def service_update_compute(context, values, uuid=None, host=None,
     """
     connection = context.connection
     target = _target(uuid, host)
-    db_api.write_first(connection)
     if limit is not None and values.get('forced_down'):
         old = _lock_checked_against_zone(connection, target, limit)
     else:
@@ -124,7 +121,7 @@ def event_of(values):
 
 def _target(uuid, host):
     return (_SERVICES.c.deleted == 0,
-            _SERVICES.c.binary == db_api.COMPUTE_BINARY,
+            _SERVICES.c.binary == models.COMPUTE_BINARY,
             _SERVICES.c.uuid == uuid if uuid is not None
             else _SERVICES.c.host == host)
 
@@ -132,7 +129,7 @@ def _target(uuid, host):
 def _lock(connection, *criteria):
     row = connection.execute(
         sa.select(_SERVICES).where(*criteria).with_for_update()).first()
-    return None if row is None else db_api.ServiceRow._make(row)
+    return None if row is None else db_services.ServiceRow._make(row)
 
 
 def _lock_checked_against_zone(connection, target, limit):
@@ -154,24 +151,22 @@ def _lock_checked_against_zone(connection, target, limit):
     return _lock(connection, _SERVICES.c.id == found.id, *target)
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer
+@engine.writer
 def service_destroy_compute(context, service_id, limit):
-    """:func:`db_api.service_destroy` of a compute service, guarded.
+    """:func:`db_services.service_destroy` of a compute service, guarded.
 
     In its transaction, first Nova's refusal of a host with instances,
     then the compute services of the host's zones locked and counted
     without it: ZoneChangeLimitExceeded when that breaks the fence-storm
     rule (``limit``, a :class:`fence_storm.FencingLimit`).
     """
-    db_api.write_first(context.session.connection())
-    service = db_api.service_get(context, service_id)
-    if db_api.service_has_instances(context, service.host):
+    service = db_services.service_get(context, service_id)
+    if db_services.service_has_instances(context, service.host):
         raise exception.ServiceHostsInstances()
     fence_storm.lock_checked(
-        context.session.connection(), limit,
+        context.connection, limit,
         fence_storm.Delta(deleted=service.host),
         functools.partial(exception.ZoneChangeLimitExceeded,
                           change='Deleting the compute service of host %s'
                           % service.host))
-    db_api.service_destroy(context, service_id)
+    db_services.service_destroy(context, service_id)

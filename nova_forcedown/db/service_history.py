@@ -14,11 +14,9 @@ from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _HISTORY = models.ServiceHistory.__table__
 
@@ -30,7 +28,7 @@ Change = collections.namedtuple('Change', ('field', 'old', 'new'))
 
 
 def history_record(connection, context, host, event, changes,
-                   binary=db_api.COMPUTE_BINARY, service_uuid=None,
+                   binary=models.COMPUTE_BINARY, service_uuid=None,
                    now=None):
     """Record ``event`` of ``context``'s request on ``host``; its id.
 
@@ -51,8 +49,8 @@ def changes_of(row):
     return [Change(**change) for change in jsonutils.loads(row.changes)]
 
 
-@context_manager.reader.connection
-def history_get(context, host, binary=db_api.COMPUTE_BINARY, limit=None,
+@engine.reader
+def history_get(context, host, binary=models.COMPUTE_BINARY, limit=None,
                 marker=None):
     """The history of ``binary`` on ``host``, newest first.
 

@@ -5,7 +5,7 @@ up to 100 ms between tries. Under load a writer can then lose its turn
 again and again, to the threads of its own process and to other processes
 (the API's workers, the agents): a request that should take milliseconds
 takes a second. Writer transactions that read first (see
-:func:`nova_forcedown.db.api.write_first`) wait here instead: on a lock of
+:func:`nova_forcedown.db.engine.write_first`) wait here instead: on a lock of
 their process, then on a file lock beside the database, polled every
 millisecond, and they leave it when their transaction ends (commit,
 rollback or the connection's return to the pool).

@@ -17,8 +17,9 @@ from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import aggregates as db_aggregates
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import fence_storm
+from nova_forcedown.db import models
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import base
@@ -250,8 +251,8 @@ def _require_compute(context, host):
     guards against.
     """
     try:
-        service = db_api.service_get_by_host_and_binary(
-            context, host, db_api.COMPUTE_BINARY)
+        service = db_services.service_get_by_host_and_binary(
+            context, host, models.COMPUTE_BINARY)
     except exception.HostBinaryNotFound:
         raise exception.ComputeHostNotFound(host=host)
     if service.host != host:

@@ -14,7 +14,9 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import compute_nodes as db_nodes
+from nova_forcedown.db import models
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown.objects import base
 
@@ -76,15 +78,15 @@ class ComputeNode(base.NovaForcedownObject):
         when there is no such node or its service is gone.
         """
         if uuidutils.is_uuid_like(node_id):
-            return db_api.compute_node_get_row(
+            return db_nodes.compute_node_get_row(
                 context, node_uuid=node_id, make=ComputeNodeRecord.from_row)
-        return db_api.compute_node_get_row(
+        return db_nodes.compute_node_get_row(
             context, node_id=node_id, make=ComputeNodeRecord.from_row)
 
     def create(self):
         values = self._db_values(self.obj_get_changes())
         values.setdefault('uuid', uuidutils.generate_uuid())
-        db_node = db_api.compute_node_create(self._context, values)
+        db_node = db_nodes.compute_node_create(self._context, values)
         self._from_db_object(self._context, self, db_node)
 
     def save(self):
@@ -92,7 +94,7 @@ class ComputeNode(base.NovaForcedownObject):
         changes.pop('id', None)
         if not changes:
             return
-        written = db_api.compute_node_update(self._context, self.id, changes)
+        written = db_nodes.compute_node_update(self._context, self.id, changes)
         self.updated_at = written['updated_at']
         self.obj_reset_changes()
 
@@ -130,7 +132,7 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
         marker_id = cls._marker_id(context, marker)
         make = (ComputeNodeRecord.from_summary_row if summary
                 else ComputeNodeRecord.from_row)
-        return db_api.compute_node_list_rows(
+        return db_nodes.compute_node_list_rows(
             context, limit=limit, marker_id=marker_id,
             hostname_pattern=hostname_pattern, summary=summary, make=make,
             consume=consume)
@@ -141,12 +143,12 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
             return None
         try:
             if uuidutils.is_uuid_like(marker):
-                return db_api.compute_node_get_by_uuid_or_id(
+                return db_nodes.compute_node_get_by_uuid_or_id(
                     context, node_uuid=marker).id
             node_id = int(marker)
-            if not 0 <= node_id <= db_api.MAX_INTEGER_ID:
+            if not 0 <= node_id <= models.MAX_INTEGER_ID:
                 raise ValueError(marker)
-            return db_api.compute_node_get_by_uuid_or_id(
+            return db_nodes.compute_node_get_by_uuid_or_id(
                 context, node_id=node_id).id
         except (exception.ComputeNodeNotFound, ValueError):
             raise exception.MarkerNotFound(marker=marker)
@@ -155,24 +157,25 @@ class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
     def get_all_by_host(cls, context, host):
         nodes = cls(objects=[
             ComputeNode._from_db_object(context, ComputeNode(), db_node)
-            for db_node in db_api.compute_node_get_all_by_host(context, host)])
+            for db_node in db_nodes.compute_node_get_all_by_host(context,
+                                                                 host)])
         nodes._context = context
         nodes.obj_reset_changes()
         return nodes
 
     @staticmethod
     def statistics(context):
-        return db_api.compute_node_statistics(context)
+        return db_nodes.compute_node_statistics(context)
 
 
 # Records: named tuples of the columns, so a field is read at C speed and
 # no field is coerced; the views of thousands of nodes notice both. The
 # node's ``stats`` column is kept as text and parsed on demand.
-ServiceRecord = db_api.ServiceRow
+ServiceRecord = db_services.ServiceRow
 _NODE_RECORD_FIELDS = tuple('stats_text' if column == 'stats' else column
-                            for column in db_api.NODE_COLUMNS)
+                            for column in db_nodes.NODE_COLUMNS)
 _NOT_IN_SUMMARY = (None,) * (len(_NODE_RECORD_FIELDS) -
-                             db_api.NODE_SUMMARY_WIDTH)
+                             db_nodes.NODE_SUMMARY_WIDTH)
 
 
 class ComputeNodeRecord(collections.namedtuple(
@@ -190,7 +193,7 @@ class ComputeNodeRecord(collections.namedtuple(
         return cls(*row[:_width], ServiceRecord(*row[_width:]))
 
     @classmethod
-    def from_summary_row(cls, row, _width=db_api.NODE_SUMMARY_WIDTH):
+    def from_summary_row(cls, row, _width=db_nodes.NODE_SUMMARY_WIDTH):
         return cls(*row[:_width], *_NOT_IN_SUMMARY,
                    ServiceRecord(*row[_width:]))
 

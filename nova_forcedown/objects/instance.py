@@ -10,7 +10,6 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import instances as db_instances
 from nova_forcedown.objects import base
 
@@ -114,7 +113,7 @@ class Instance(base.NovaForcedownObject):
         for name in _JSON_FIELDS:
             if values.get(name) is not None:
                 values[name] = jsonutils.dumps(values[name])
-        db_instance = db_api.instance_create(self._context, values)
+        db_instance = db_instances.instance_create(self._context, values)
         self._from_db_object(self._context, self, db_instance)
 
 
@@ -150,7 +149,7 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
         """Live instances on any of ``hosts``, in one query."""
         return base.list_from_db(
             cls, Instance, context,
-            db_api.instance_get_all_by_hosts(context, hosts))
+            db_instances.instance_get_all_by_hosts(context, hosts))
 
     @classmethod
     def get_by_host(cls, context, host):

@@ -5,16 +5,17 @@ from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import fence_storm
+from nova_forcedown.db import models
 from nova_forcedown.db import service_admin as db_service_admin
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base
 from nova_forcedown.objects import host_operations
 
-COMPUTE_BINARY = db_api.COMPUTE_BINARY
+COMPUTE_BINARY = models.COMPUTE_BINARY
 
 # Binaries that never heartbeat and so are hidden from service listings.
 API_BINARIES = ('nova-osapi_compute', 'nova-metadata')
@@ -76,25 +77,26 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     @classmethod
     def get_by_id(cls, context, service_id):
-        return cls._from_db_object(context, cls(),
-                                   db_api.service_get(context, service_id))
+        return cls._from_db_object(
+            context, cls(), db_services.service_get(context, service_id))
 
     @classmethod
     def get_by_uuid(cls, context, service_uuid):
         return cls._from_db_object(
-            context, cls(), db_api.service_get_by_uuid(context, service_uuid))
+            context, cls(),
+            db_services.service_get_by_uuid(context, service_uuid))
 
     @classmethod
     def get_by_host_and_binary(cls, context, host, binary):
         return cls._from_db_object(
             context, cls(),
-            db_api.service_get_by_host_and_binary(context, host, binary))
+            db_services.service_get_by_host_and_binary(context, host, binary))
 
     def create(self):
         values = self.obj_get_changes()
         values.pop(ZONE_FIELD, None)
         values.setdefault('uuid', uuidutils.generate_uuid())
-        db_service = db_api.service_create(self._context, values)
+        db_service = db_services.service_create(self._context, values)
         self._from_db_object(self._context, self, db_service)
         self._notify('create')
 
@@ -112,7 +114,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         changes.pop(ZONE_FIELD, None)
         if not changes:
             return
-        written = db_api.service_update(self._context, self.id, changes)
+        written = db_services.service_update(self._context, self.id, changes)
         for field, value in written.items():
             setattr(self, field, value)
         self.obj_reset_changes()
@@ -166,7 +168,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
     @staticmethod
     def host_exists(context, host):
         """Whether any live service runs on ``host``."""
-        return db_api.service_host_exists(context, host)
+        return db_services.service_host_exists(context, host)
 
     @classmethod
     def _why_no_compute(cls, context, uuid, host):
@@ -174,7 +176,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
             cls.get_compute_by_uuid(context, uuid)
             # It was deleted since the UPDATE.
             return exception.ServiceNotFound(service_id=uuid)
-        if not db_api.service_host_exists(context, host):
+        if not db_services.service_host_exists(context, host):
             return exception.HostNotFound(host=host)
         return exception.HostBinaryNotFound(host=host, binary=COMPUTE_BINARY)
 
@@ -203,7 +205,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         forced_down and disabled afterwards.
         """
         self._take_heartbeat(
-            db_api.service_report_state(self._context, self.id))
+            db_services.service_report_state(self._context, self.id))
 
     def _take_heartbeat(self, stored):
         for field, value in stored.items():
@@ -223,7 +225,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
             db_service_admin.service_destroy_compute(self._context, self.id,
                                                      limit)
         else:
-            db_api.service_destroy(self._context, self.id)
+            db_services.service_destroy(self._context, self.id)
         self._notify('delete')
 
 
@@ -239,10 +241,10 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
     @classmethod
     def get_all(cls, context, host=None, binary=None, include_api=True):
         """Services, filtered by exact host and binary in SQL."""
-        db_services = db_api.service_list_rows(
+        rows = db_services.service_list_rows(
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES)
-        return base.list_from_db(cls, Service, context, db_services)
+        return base.list_from_db(cls, Service, context, rows)
 
     @staticmethod
     def record_heartbeats(services):
@@ -254,7 +256,7 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
         """
         if not services:
             return []
-        stored = db_api.service_report_states(
+        stored = db_services.service_report_states(
             services[0]._context, [service.id for service in services])
         gone = []
         for service in services:
@@ -275,7 +277,7 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
         as they are read, while the query's transaction is open; the
         default is a list of them.
         """
-        return db_api.service_list_rows(
+        return db_services.service_list_rows(
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES,
             hosts=hosts, consume=consume)

@@ -15,8 +15,8 @@ the server in vm_state error, as Nova leaves it once its scheduler fails.
 
 from oslo_utils import timeutils
 
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import service_history
 from nova_forcedown import exception
 from nova_forcedown.objects import instance_operations as operations
@@ -56,7 +56,7 @@ def evacuate(context, conf, is_up, seen, host=None, force=False,
     as it is, so the write lock (all of SQLite's) is held briefly.
     """
     # One read-only transaction (one connection) for all that.
-    with db_api.context_manager.reader.connection.using(context):
+    with db_engine.context_manager.reader.connection.using(context):
         services = _services(context, conf, seen, host)
         if host is not None and not _of_host(services, host):
             raise exception.ComputeHostNotFoundForEvacuation(host=host)

@@ -12,7 +12,7 @@ with the node's row locked, so two evacuations never overcommit a host.
 
 import collections
 
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.servicegroup import zones as zones_mod
 

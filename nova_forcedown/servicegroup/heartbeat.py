@@ -5,7 +5,7 @@ import time
 
 from oslo_log import log as logging
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown import exception
 from nova_forcedown.servicegroup import condition_log
 
@@ -141,7 +141,7 @@ class Heartbeat(Ticker):
         return not gone
 
     def _failed(self, exc):
-        if db_api.is_outage(exc):
+        if db_engine.is_outage(exc):
             self._database_down.update(['database'],
                                        error=exception.first_line(exc),
                                        interval=self._interval)

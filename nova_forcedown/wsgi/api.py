@@ -14,7 +14,7 @@ from oslo_log import log as logging
 
 from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import migration
+from nova_forcedown.db import schema
 
 CONFIG_FILE_ENV = 'NOVA_FORCEDOWN_CONFIG_FILE'
 DEFAULT_CONFIG_FILE = '/etc/nova_forcedown/nova_forcedown.conf'
@@ -25,7 +25,7 @@ def init_application():
     args = ['--config-file', path] if os.path.exists(path) else []
     conf = nf_conf.make_conf(args, default_config_files=[])
     logging.setup(conf, 'nova_forcedown')
-    migration.prepare(conf)
+    schema.prepare(conf)
     return deploy.load_app(conf)
 
 

@@ -14,7 +14,7 @@ import sys
 import fixtures
 import sqlalchemy as sa
 
-from nova_forcedown.db import migration
+from nova_forcedown.db import schema
 from tests import processes
 
 wait_until = processes.wait_until
@@ -61,7 +61,7 @@ class DatabaseFile(fixtures.Fixture):
                 'service_down_time': self._service_down_time})
         if self._migrate:
             engine = sa.create_engine(url)
-            migration.db_sync(engine)
+            schema.db_sync(engine)
             engine.dispose()
 
     def query(self, sql, *params):

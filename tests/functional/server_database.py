@@ -18,8 +18,8 @@ from oslo_db.sqlalchemy import provision
 import sqlalchemy as sa
 import testtools
 
-from nova_forcedown.db import migration
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 
 
 class ServerDatabase(fixtures.Fixture):
@@ -49,7 +49,7 @@ class ServerDatabase(fixtures.Fixture):
         self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
         self.addCleanup(self.engine.dispose)
         if self._migrate:
-            migration.db_sync(self.engine)
+            schema.db_sync(self.engine)
 
     def url_via(self, port):
         """The database URL, at 127.0.0.1:``port`` instead."""

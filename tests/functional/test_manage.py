@@ -8,9 +8,9 @@ import sys
 import fixtures
 from oslotest import base
 
-from nova_forcedown.db import migration
+from nova_forcedown.db import schema
 
-HEAD = migration.head_revision()
+HEAD = schema.head_revision()
 
 
 def _closed_port():

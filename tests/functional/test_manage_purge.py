@@ -28,9 +28,9 @@ from nova_forcedown.compute.drivers import fake as fake_driver
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 from tests import fixtures as nf_fixtures
 from tests.functional import commands
 from tests.functional import server_database
@@ -69,7 +69,7 @@ class PurgeDatabase(fixtures.Fixture):
         if self.backend == 'sqlite':
             url = 'sqlite:///' + os.path.join(self.directory, 'nf.sqlite')
             engine = sa.create_engine(url)
-            migration.db_sync(engine)
+            schema.db_sync(engine)
             engine.dispose()
         else:
             url = self.useFixture(
@@ -77,9 +77,9 @@ class PurgeDatabase(fixtures.Fixture):
         self.conf = self.useFixture(nf_fixtures.ConfFixture(
             database__connection=url, api__auth_strategy='noauth2')).conf
         manager = enginefacade.transaction_context()
-        db_api.configure(self.conf, manager=manager)
+        db_engine.configure(self.conf, manager=manager)
         self.useFixture(test_fixtures.ReplaceEngineFacadeFixture(
-            db_api.context_manager, manager))
+            db_engine.context_manager, manager))
         self.engine = manager.writer.get_engine()
         self.addCleanup(self.engine.dispose)
         self.config_file = processes.write_config(

@@ -24,8 +24,8 @@ import webob
 
 from nova_forcedown.api import deploy
 from nova_forcedown import context
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import schema
 from nova_forcedown.servicegroup.drivers import db as db_driver
 from tests import fixtures as nf_fixtures
 
@@ -55,12 +55,12 @@ class _SqliteAppTestCase(base.BaseTestCase):
         url = 'sqlite:///' + self.path + self.URL_QUERY
         # A manager made like the project's own, so it creates its engine
         # with the project's engine hooks.
-        manager = db_api.context_manager.make_new_manager()
+        manager = db_engine.context_manager.make_new_manager()
         manager.configure(connection=url)
-        self.addCleanup(db_api.context_manager.patch_factory(manager))
-        self.engine = db_api.get_engine()
+        self.addCleanup(db_engine.context_manager.patch_factory(manager))
+        self.engine = db_engine.get_engine()
         self.addCleanup(self.engine.dispose)
-        migration.db_sync(self.engine)
+        schema.db_sync(self.engine)
         self.conf = self.useFixture(nf_fixtures.ConfFixture(
             api__auth_strategy='noauth2')).conf
         self.app = deploy.load_app(self.conf)
@@ -118,7 +118,7 @@ class TestConcurrentWritersOnSqlite(_SqliteAppTestCase):
             timeout = connection.exec_driver_sql(
                 'PRAGMA busy_timeout').scalar()
         self.assertEqual('wal', mode)
-        self.assertEqual(db_api.SQLITE_BUSY_TIMEOUT_MS, timeout)
+        self.assertEqual(db_engine.SQLITE_BUSY_TIMEOUT_MS, timeout)
 
     def test_eight_writers_all_succeed(self):
         failures = []

@@ -19,7 +19,7 @@ import fixtures
 import sqlalchemy as sa
 import testtools
 
-from nova_forcedown.db import migration
+from nova_forcedown.db import schema
 from tests.functional import figures
 from tests.functional import server_database
 from tests import processes
@@ -87,7 +87,7 @@ class _UpgradeMixin:
         self.url = self.database_url()
         self.engine = sa.create_engine(self.url)
         self.addCleanup(self.engine.dispose)
-        migration.db_sync(self.engine, revision=INITIAL)
+        schema.db_sync(self.engine, revision=INITIAL)
         self.rows = _old_schema_rows()
         metadata = sa.MetaData()
         metadata.reflect(self.engine)
@@ -156,8 +156,8 @@ class _UpgradeMixin:
         reader.join(READER_LIMIT_SECONDS + 10)
 
         self.assertEqual(0, result.returncode, result.stderr)
-        self.assertEqual(migration.head_revision(),
-                         migration.db_version(self.engine))
+        self.assertEqual(schema.head_revision(),
+                         schema.db_version(self.engine))
         figures.record(self, backend=self.BACKEND,
                        listings=outcome['listings'],
                        listings_during_sync=listings_during,

@@ -3,14 +3,14 @@
 import testtools
 
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 
 
 def _parameters(url):
     conf = nf_conf.make_conf([], default_config_files=[],
                              default_config_dirs=[])
     conf.set_override('connection', url, group='database')
-    db_api._server_timeouts(conf)
+    db_engine._server_timeouts(conf)
     return conf.database.connection_parameters
 
 

@@ -9,7 +9,7 @@ import time
 
 import sqlalchemy as sa
 
-from nova_forcedown.db import migration
+from nova_forcedown.db import schema
 from nova_forcedown import objects
 import tools.benchmark
 from tools.benchmark import actions
@@ -31,7 +31,7 @@ def run_one(args, hosts):
     database = seeding.Database(args.db_url)
     engine = sa.create_engine(database.url, poolclass=sa.pool.NullPool)
     try:
-        migration.db_sync(engine)
+        schema.db_sync(engine)
         uuids = seeding.seed(engine, hosts)
         run = {'hosts': hosts}
         run.update(_through_the_api(args, database, engine, uuids, hosts))
@@ -146,7 +146,7 @@ def run_tooz(args):
     database = seeding.Database(args.db_url)
     engine = sa.create_engine(database.url, poolclass=sa.pool.NullPool)
     try:
-        migration.db_sync(engine)
+        schema.db_sync(engine)
         uuids = seeding.seed(engine, args.tooz_hosts)
         options = argparse.Namespace(
             seconds=args.tooz_seconds, agents=args.tooz_agents,

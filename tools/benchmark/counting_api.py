@@ -16,17 +16,17 @@ from oslo_log import log as logging
 from nova_forcedown.api import deploy
 from nova_forcedown.cmd import api as api_cmd
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import api as db_api
-from nova_forcedown.db import migration
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import schema
 from tools.benchmark import statements
 
 
 def main(argv):
     conf = nf_conf.make_conf(argv)
     logging.setup(conf, 'nova_forcedown')
-    migration.prepare(conf)
+    schema.prepare(conf)
     application = statements.CountingMiddleware(deploy.load_app(conf),
-                                                db_api.get_engine())
+                                                db_engine.get_engine())
     options = api_cmd.gunicorn_options(conf, conf.wsgi.host, conf.wsgi.port)
     api_cmd.Server(application, options).run()
 

@@ -14,7 +14,7 @@ import time
 
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup.drivers import db as db_driver
 from tools.benchmark import cpu
@@ -42,9 +42,9 @@ def agent_database(url):
     conf = nf_conf.make_conf([], default_config_files=[],
                              default_config_dirs=[])
     conf.set_override('connection', url, group='database')
-    manager = db_api.context_manager.make_new_manager()
-    db_api.configure(conf, manager)
-    reset = db_api.context_manager.patch_factory(manager)
+    manager = db_engine.context_manager.make_new_manager()
+    db_engine.configure(conf, manager)
+    reset = db_engine.context_manager.patch_factory(manager)
     try:
         yield
     finally:

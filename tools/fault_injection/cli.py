@@ -9,8 +9,8 @@ import time
 
 import sqlalchemy as sa
 
-from nova_forcedown.db import migration
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 from tools.fault_injection import client as api_client
 from tools.fault_injection import deployment as deployment_mod
 from tools.fault_injection import faults as faults_mod
@@ -102,7 +102,7 @@ def _run(args, deployment, processes):
     started = time.monotonic()
     violations = report.Violations()
     cuts = api_client.Cuts()
-    migration.db_sync(deployment.engine)
+    schema.db_sync(deployment.engine)
     api_process = deployment_mod.Api(deployment)
     processes.append(api_process)
     api = api_client.Api(api_process.port, args.client_timeout, cuts,

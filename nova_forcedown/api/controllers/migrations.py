@@ -9,7 +9,7 @@ from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import migrations as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.api.views import migrations as views
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.policies import migrations as policies
 
 

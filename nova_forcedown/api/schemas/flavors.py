@@ -3,8 +3,8 @@
 import copy
 
 from nova_forcedown.api import validation
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import flavors as db_flavors
+from nova_forcedown.db import models
 
 
 def _repeatable(schema):
@@ -42,7 +42,7 @@ INDEX_QUERY_V2102['properties']['sort_key']['items']['enum'] = [
 def _count(minimum):
     """RAM, vCPUs, disks: an integer, or a string of digits."""
     return {'type': ['integer', 'string'], 'pattern': '^[0-9]*$',
-            'minimum': minimum, 'maximum': db_api.MAX_INTEGER_ID}
+            'minimum': minimum, 'maximum': models.MAX_INTEGER_ID}
 
 
 # A flavor id as it is stored. A number in the body is stored as its

@@ -3,7 +3,7 @@
 Each YAML file runs inside its own fixtures, so it gets a fresh database
 file, a private ConfigOpts and an app built from api-paste.ini. The
 enginefacade is configured once per process at most, so the database is
-patched into :data:`nova_forcedown.db.api.context_manager` for the duration
+patched into :data:`nova_forcedown.db.engine.context_manager` for the duration
 of one file and restored afterwards.
 
 gabbi (4.x) builds its HTTP client, and so calls :func:`setup_app`, when it
@@ -23,17 +23,17 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 import webob
 
+from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context
-from nova_forcedown.api import deploy
 from nova_forcedown.db import aggregates as db_aggregates
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import flavors as db_flavors
-from nova_forcedown.db import migration
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 from nova_forcedown.objects import aggregate as aggregate_obj
-from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import flavor as flavor_obj
+from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
 
@@ -83,8 +83,8 @@ class Database:
         facade = enginefacade.transaction_context()
         facade.configure(connection=url)
         self.engine = facade.writer.get_engine()
-        migration.db_sync(self.engine)
-        self._reset = db_api.context_manager.patch_factory(facade)
+        schema.db_sync(self.engine)
+        self._reset = db_engine.context_manager.patch_factory(facade)
 
     def close(self):
         self._reset()
@@ -442,7 +442,7 @@ class ServersFixture(fixture.GabbiFixture):
     def _small_flavor_id(ctxt):
         """m1.small's row: FlavorsFixture's when it ran first, else new."""
         flavors = models.Flavor.__table__
-        with db_api.context_manager.writer.using(ctxt) as session:
+        with db_engine.context_manager.writer.using(ctxt) as session:
             existing = session.execute(
                 sa.select(flavors.c.id).where(
                     flavors.c.flavorid == SMALL_FLAVOR['flavorid'])
@@ -455,7 +455,7 @@ class ServersFixture(fixture.GabbiFixture):
 
     @staticmethod
     def engine():
-        return db_api.context_manager.writer.get_engine()
+        return db_engine.context_manager.writer.get_engine()
 
 
 class FlavorsFixture(fixture.GabbiFixture):

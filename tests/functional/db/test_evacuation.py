@@ -10,13 +10,13 @@ import threading
 
 from oslo_utils import timeutils
 
-from nova_forcedown.compute.drivers import fake as fake_driver
-from nova_forcedown.compute import agent as compute_agent
-from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown.cmd import compute as compute_cmd
+from nova_forcedown.compute import agent as compute_agent
+from nova_forcedown.compute.drivers import fake as fake_driver
+from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action

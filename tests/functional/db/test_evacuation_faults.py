@@ -12,17 +12,17 @@ import datetime
 from oslo_utils import timeutils
 
 from nova_forcedown.cmd import compute as compute_cmd
+from nova_forcedown.compute import agent as compute_agent
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute.drivers import fake as fake_driver
-from nova_forcedown.compute import agent as compute_agent
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import conf as nf_conf
-from nova_forcedown.db import instance_migrations as db_migrations
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
-from tests.functional.db import test_evacuation
 from tests import fixtures as nf_fixtures
+from tests.functional.db import test_evacuation
 from tests.unit import test_heartbeat
 
 RUNNING = fake_driver.POWER_STATE_RUNNING

@@ -8,9 +8,10 @@ import sqlalchemy as sa
 
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
-from nova_forcedown.db import api as db_api
 from nova_forcedown.db import fence_storm
+from nova_forcedown.db import models
 from nova_forcedown.db import service_admin
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
@@ -39,8 +40,8 @@ def _force_down(ctxt, host):
 
 
 def _service_id(ctxt, host):
-    return db_api.service_get_by_host_and_binary(
-        ctxt, host, db_api.COMPUTE_BINARY).id
+    return db_services.service_get_by_host_and_binary(
+        ctxt, host, models.COMPUTE_BINARY).id
 
 
 def _shares(ctxt):
@@ -50,7 +51,7 @@ def _shares(ctxt):
         zones.setdefault(membership.host, set()).add(membership.zone)
     counts = {}
     for service in service_obj.ServiceList.get_all(
-            ctxt, binary=db_api.COMPUTE_BINARY):
+            ctxt, binary=models.COMPUTE_BINARY):
         for zone in zones.get(service.host, {'nova'}):
             forced, total = counts.get(zone, (0, 0))
             counts[zone] = (forced + service.forced_down, total + 1)

@@ -10,8 +10,8 @@ from alembic import script as alembic_script
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 
-from nova_forcedown.db import migration
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 from tests import fixtures as nf_fixtures
 
 INITIAL = '0001_initial'
@@ -60,7 +60,7 @@ _INSERT_LEGACY_SERVICE = sa.text(
 
 def _revisions_oldest_first():
     config = alembic_config.Config()
-    config.set_main_option('script_location', migration.MIGRATIONS_DIR)
+    config.set_main_option('script_location', schema.MIGRATIONS_DIR)
     scripts = alembic_script.ScriptDirectory.from_config(config)
     return [script.revision for script in
             reversed(list(scripts.walk_revisions()))]
@@ -100,7 +100,7 @@ def _zone_aggregates(engine):
 class MigrationsMixin:
 
     def test_empty_database_has_no_revision(self):
-        self.assertIsNone(migration.db_version(self.engine))
+        self.assertIsNone(schema.db_version(self.engine))
 
     def test_walk_up_one_revision_at_a_time(self):
         revisions = _revisions_oldest_first()
@@ -108,22 +108,22 @@ class MigrationsMixin:
                           INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS],
                          revisions)
         for revision in revisions:
-            migration.db_sync(self.engine, revision)
-            self.assertEqual(revision, migration.db_version(self.engine))
-        self.assertEqual(migration.head_revision(),
-                         migration.db_version(self.engine))
+            schema.db_sync(self.engine, revision)
+            self.assertEqual(revision, schema.db_version(self.engine))
+        self.assertEqual(schema.head_revision(),
+                         schema.db_version(self.engine))
 
     def test_initial_schema_predates_forced_down(self):
-        migration.db_sync(self.engine, INITIAL)
+        schema.db_sync(self.engine, INITIAL)
         self.assertNotIn('forced_down', _columns(self.engine, 'services'))
-        migration.db_sync(self.engine, FORCED_DOWN)
+        schema.db_sync(self.engine, FORCED_DOWN)
         self.assertIn('forced_down', _columns(self.engine, 'services'))
 
     def test_upgrade_keeps_every_row_and_none_is_forced_down(self):
-        migration.db_sync(self.engine, INITIAL)
+        schema.db_sync(self.engine, INITIAL)
         _insert_legacy_services(self.engine)
 
-        migration.db_sync(self.engine)
+        schema.db_sync(self.engine)
 
         services = _services(self.engine)
         self.assertEqual([1, 2, 3, 4], [row['id'] for row in services])
@@ -137,7 +137,7 @@ class MigrationsMixin:
             self.assertEqual(legacy['deleted'], row['deleted'])
 
     def test_zones_of_services_become_aggregates_and_no_row_is_lost(self):
-        migration.db_sync(self.engine, FORCED_DOWN)
+        schema.db_sync(self.engine, FORCED_DOWN)
         _insert_legacy_services(self.engine)
         zones = {1: 'az1', 2: 'az1', 3: 'az2', 4: 'az3'}
         with self.engine.begin() as connection:
@@ -146,7 +146,7 @@ class MigrationsMixin:
                     'UPDATE services SET availability_zone = :zone '
                     'WHERE id = :id'), {'zone': zone, 'id': service_id})
 
-        migration.db_sync(self.engine)
+        schema.db_sync(self.engine)
 
         self.assertNotIn('availability_zone',
                          _columns(self.engine, 'services'))
@@ -159,7 +159,7 @@ class MigrationsMixin:
                          _zone_aggregates(self.engine))
 
     def test_instances_keep_their_rows_and_get_server_defaults(self):
-        migration.db_sync(self.engine, FLAVORS)
+        schema.db_sync(self.engine, FLAVORS)
         with self.engine.begin() as connection:
             connection.execute(sa.text(
                 'INSERT INTO instances (id, uuid, display_name, host, node, '
@@ -167,7 +167,7 @@ class MigrationsMixin:
                 '(:id, :uuid, :name, :host, :host, :vm_state, 1, '
                 "'2026-01-02 03:04:05', 0)"), _LEGACY_INSTANCES)
 
-        migration.db_sync(self.engine)
+        schema.db_sync(self.engine)
 
         with self.engine.connect() as connection:
             rows = [dict(row) for row in connection.execute(sa.text(
@@ -194,25 +194,25 @@ class MigrationsMixin:
         self.assertIsNone(rows[1]['launched_at'])
 
     def test_forced_down_defaults_to_false_for_rows_written_later(self):
-        migration.db_sync(self.engine)
+        schema.db_sync(self.engine)
         _insert_legacy_services(self.engine)
         self.assertEqual([False] * 4, [bool(row['forced_down'])
                                        for row in _services(self.engine)])
 
     def test_second_sync_changes_nothing(self):
-        migration.db_sync(self.engine)
+        schema.db_sync(self.engine)
         before = sa.inspect(self.engine).get_columns('services')
 
         with nf_fixtures.recorded_statements(self.engine) as statements:
-            migration.db_sync(self.engine)
+            schema.db_sync(self.engine)
 
         changes = [statement for statement in statements
                    if statement.lstrip().upper().startswith(
                        ('CREATE', 'ALTER', 'DROP', 'INSERT', 'UPDATE',
                         'DELETE'))]
         self.assertEqual([], changes)
-        self.assertEqual(migration.head_revision(),
-                         migration.db_version(self.engine))
+        self.assertEqual(schema.head_revision(),
+                         schema.db_version(self.engine))
         self.assertEqual(repr(before),
                          repr(sa.inspect(self.engine).get_columns('services')))
 
@@ -225,7 +225,7 @@ class ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
     """The models describe exactly the schema the migrations build."""
 
     def db_sync(self, engine):
-        migration.db_sync(engine)
+        schema.db_sync(engine)
 
     def get_engine(self):
         return self.engine

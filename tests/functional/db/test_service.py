@@ -5,6 +5,7 @@ import re
 import fixtures
 from oslo_utils import timeutils
 
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as compute_node_obj
@@ -65,9 +66,11 @@ class ServiceTestsMixin:
 class ServiceSaveTestsMixin:
 
     def _save_statements(self, service):
+        """The statements of a save, but SQLite's write lock taken first."""
         with nf_fixtures.recorded_statements(self.engine) as statements:
             service.save()
-        return statements
+        return [statement for statement in statements
+                if statement != str(db_engine.TAKE_WRITE_LOCK)]
 
     def test_save_is_one_update_of_the_changed_columns(self):
         service = make_service(self.context)
@@ -307,7 +310,7 @@ class RecordHeartbeatsTestsMixin:
 
     def test_one_update_per_chunk_of_services(self):
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_forcedown.db.api.HEARTBEAT_CHUNK', 2))
+            'nova_forcedown.db.services.HEARTBEAT_CHUNK', 2))
         services = self._services(5)
 
         with nf_fixtures.recorded_statements(self.engine) as statements:

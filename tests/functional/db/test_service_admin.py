@@ -5,7 +5,7 @@ import threading
 
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import fence_storm
 from nova_forcedown.db import service_admin
 from nova_forcedown.db import service_history as db_history
@@ -107,7 +107,7 @@ class HistoryTestsMixin:
             pass
 
         def change_then_fail():
-            with db_api.context_manager.writer.using(self.context):
+            with db_engine.context_manager.writer.using(self.context):
                 connection = self.context.session.connection()
                 db_history.history_record(
                     connection, self.context, 'compute1', 'evacuate',

@@ -5,7 +5,7 @@ import sqlalchemy as sa
 import webob
 
 from nova_forcedown.api import deploy
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
@@ -55,7 +55,7 @@ class ZonesMixin:
         # Nova shows the zones joined by commas.
         self._zone_aggregate('rack1', 'az1', 'compute1', 'compute2')
         other = self._zone_aggregate('rack2', 'az2', 'compute3')
-        with db_api.context_manager.writer.using(self.context) as session:
+        with db_engine.context_manager.writer.using(self.context) as session:
             session.execute(sa.insert(models.AggregateHost.__table__).values(
                 host='compute1', aggregate_id=other.id))
         self.assertEqual(

@@ -11,10 +11,10 @@ from alembic import migration as alembic_migration
 from alembic import script as alembic_script
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown import exception
 
-MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), 'migrations')
+MIGRATIONS_DIR = os.path.dirname(__file__)
 
 
 def _alembic_config(connection):
@@ -33,14 +33,14 @@ def head_revision():
 
 def db_sync(engine=None, revision='head'):
     """Upgrade the schema to ``revision``; a no-op when already there."""
-    engine = engine or db_api.get_engine()
+    engine = engine or db_engine.get_engine()
     with engine.begin() as connection:
         alembic_command.upgrade(_alembic_config(connection), revision)
 
 
 def db_version(engine=None):
     """The revision the database is at, or None for an empty database."""
-    engine = engine or db_api.get_engine()
+    engine = engine or db_engine.get_engine()
     with engine.connect() as connection:
         context = alembic_migration.MigrationContext.configure(connection)
         return context.get_current_revision()
@@ -48,7 +48,7 @@ def db_version(engine=None):
 
 def check_migrated(engine=None):
     """Raise DatabaseNotMigrated unless the schema is at the head revision."""
-    engine = engine or db_api.get_engine()
+    engine = engine or db_engine.get_engine()
     url = engine.url.render_as_string(hide_password=True)
     try:
         current = db_version(engine)
@@ -69,8 +69,8 @@ def prepare(conf):
     With ``[database] sync_on_startup`` the schema is migrated to the head
     revision; otherwise DatabaseNotMigrated is raised unless it is there.
     """
-    db_api.configure(conf)
-    engine = db_api.get_engine()
+    db_engine.configure(conf)
+    engine = db_engine.get_engine()
     if conf.database.sync_on_startup:
         db_sync(engine)
     else:

@@ -13,11 +13,9 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from nova_forcedown.db import api as db_api
+from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
-
-context_manager = db_api.context_manager
 
 _MIGRATIONS = models.Migration.__table__
 _INSTANCES = models.Instance.__table__
@@ -107,7 +105,7 @@ def lock_node(connection, node_id):
         connection.execute(_LOCK_NODE, {'node_id': node_id}).first()
 
 
-@context_manager.reader.connection
+@engine.reader
 def migrations_get_all(context, exact=None, host=None, hidden=None,
                        changes_since=None, changes_before=None, limit=None,
                        marker=None):
@@ -149,7 +147,7 @@ def migrations_get_all(context, exact=None, host=None, hidden=None,
     return [MigrationRow._make(row) for row in connection.execute(query)]
 
 
-@context_manager.reader.connection
+@engine.reader
 def evacuation_get_latest(context, instance_uuid, dest_compute):
     """The newest evacuation of the server to ``dest_compute``, or None."""
     row = context.connection.execute(sa.select(_MIGRATIONS).where(
@@ -161,7 +159,7 @@ def evacuation_get_latest(context, instance_uuid, dest_compute):
     return None if row is None else MigrationRow._make(row)
 
 
-@context_manager.reader.connection
+@engine.reader
 def evacuations_to_clean_up(context, hosts):
     """The evacuations a restarting agent of ``hosts`` looks at.
 
@@ -193,8 +191,7 @@ def _moved(connection, migration_id, status):
     return result.rowcount == 1
 
 
-@db_api.retry_on_deadlock
-@context_manager.writer.connection
+@engine.writer
 def migration_set_status(context, migration_id, status):
     """Move a migration to ``status`` along :data:`TRANSITIONS`; moved?"""
     return _moved(context.connection, migration_id, status)
@@ -223,7 +220,7 @@ NodeCapacity = collections.namedtuple('NodeCapacity', (
     'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
 
 
-@context_manager.reader.connection
+@engine.reader
 def node_capacities(context, hosts):
     """The live compute nodes of ``hosts``, with their capacity."""
     if not hosts:
@@ -264,7 +261,7 @@ def _nodes_with_usage_query():
 _NODES_WITH_USAGE = _nodes_with_usage_query()
 
 
-@context_manager.reader.connection
+@engine.reader
 def nodes_with_usage(context, hosts):
     """The live compute nodes of ``hosts`` as NodeWithUsage, one query."""
     if not hosts:
@@ -276,7 +273,7 @@ def nodes_with_usage(context, hosts):
                 _NODES_WITH_USAGE, {'hosts': sorted(set(hosts))})]
 
 
-@context_manager.reader.connection
+@engine.reader
 def evacuated_counts(context, hosts):
     """{host: servers that left it by evacuation}.
 

@@ -1,0 +1,179 @@
+"""Query functions for compute nodes: their listing joined with their
+service, one node, its statistics, create and update.
+
+Rows are read with SQLAlchemy Core: no ORM object per node.
+"""
+
+import collections
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from nova_forcedown.db import engine
+from nova_forcedown.db import models
+from nova_forcedown.db import services
+from nova_forcedown import exception
+
+_NODES = models.ComputeNode.__table__
+_SERVICES = models.Service.__table__
+
+
+@engine.writer
+def compute_node_create(context, values):
+    """Insert a node row; the row as stored (a :class:`NodeRow`)."""
+    node_id = models.insert(context.connection, _NODES, values)
+    return compute_node_get_by_uuid_or_id(context, node_id=node_id)
+
+
+@engine.writer
+def compute_node_update(context, node_id, values):
+    values = dict(values, updated_at=timeutils.utcnow())
+    result = context.connection.execute(
+        sa.update(_NODES)
+        .where(_NODES.c.id == node_id, _NODES.c.deleted == 0)
+        .values(**values))
+    if result.rowcount != 1:
+        raise exception.ComputeNodeNotFound(id=node_id)
+    return values
+
+
+# The columns of a node row: the node's, then its service's. A summary
+# reads the leading node columns only, which include what a summary view
+# and its links need (id, uuid, host, hypervisor_hostname).
+NODE_COLUMNS = tuple(models.ComputeNode.__table__.columns.keys())
+NODE_SUMMARY_WIDTH = NODE_COLUMNS.index('hypervisor_hostname') + 1
+SERVICE_COLUMNS = services.ServiceRow._fields
+NodeRow = collections.namedtuple('NodeRow', NODE_COLUMNS)
+
+
+def _nodes_with_service(node_columns, service_columns=SERVICE_COLUMNS):
+    """The one join of live compute nodes with their live compute service.
+
+    Selects ``node_columns`` then the service's ``service_columns`` (named
+    ``service_<column>``). A node belongs to the nova-compute service of
+    its service_id or, without one, of its host; nodes whose service is
+    gone are left out, as Nova skips them. It is two LEFT JOINs, one per
+    rule, keeping the nodes that found a service: every database then
+    reads nodes in id order and looks each service up by an index, so a
+    page reads its own rows (an OR in one join made SQLite and MariaDB
+    join and sort every node before cutting the page).
+    """
+    node = models.ComputeNode.__table__
+    by_id = _SERVICES.alias('service_by_id')
+    by_host = _SERVICES.alias('service_by_host')
+    joined = node.outerjoin(by_id, sa.and_(
+        by_id.c.id == node.c.service_id, _is_live_compute(by_id))
+    ).outerjoin(by_host, sa.and_(
+        node.c.service_id.is_(None), by_host.c.host == node.c.host,
+        _is_live_compute(by_host)))
+    service = [
+        sa.func.coalesce(by_id.c[name], by_host.c[name]).label(
+            'service_' + name) for name in service_columns]
+    return (sa.select(*node_columns, *service).select_from(joined)
+            .where(node.c.deleted == 0,
+                   sa.or_(by_id.c.id.is_not(None), by_host.c.id.is_not(None))))
+
+
+def _is_live_compute(services):
+    return sa.and_(services.c.deleted == 0,
+                   services.c.binary == models.COMPUTE_BINARY)
+
+
+def _page_nodes(query, limit, marker_id, hostname_pattern):
+    """Nodes after ``marker_id`` in id order, at most ``limit``, by name.
+
+    ``hostname_pattern`` is a substring: SQL LIKE wildcards in it are
+    escaped, so ``_`` and ``%`` match only themselves.
+    """
+    node = models.ComputeNode.__table__
+    if marker_id is not None:
+        query = query.where(node.c.id > marker_id)
+    if hostname_pattern is not None:
+        query = query.where(node.c.hypervisor_hostname.contains(
+            hostname_pattern, autoescape=True))
+    query = query.order_by(node.c.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return query
+
+
+@engine.reader
+def compute_node_list_rows(context, limit=None, marker_id=None,
+                           hostname_pattern=None, summary=False,
+                           make=tuple, consume=list):
+    """Nodes with their service, in id order, paged or matched by name.
+
+    Each row holds the values of :data:`NODE_COLUMNS` (or, for a summary,
+    its first :data:`NODE_SUMMARY_WIDTH`) then of :data:`SERVICE_COLUMNS`,
+    read with SQLAlchemy Core: no ORM objects, no per-row bookkeeping. One
+    query. ``make(row)`` builds each item as the row is read, so a large
+    listing never holds its rows and its items at once.
+
+    Returns ``consume(items)``, called inside the reading transaction with
+    an iterator over the items as the cursor reads them: the default,
+    ``list``, holds them all; a listing that renders them as they come
+    never does (at 100,000 hosts they are 100-170 MB of Python objects).
+    """
+    columns = list(models.ComputeNode.__table__.columns)
+    if summary:
+        columns = columns[:NODE_SUMMARY_WIDTH]
+    query = _page_nodes(_nodes_with_service(columns), limit, marker_id,
+                        hostname_pattern)
+    return consume(map(make, context.connection.execute(query)))
+
+
+@engine.reader
+def compute_node_get_row(context, node_id=None, node_uuid=None, make=tuple):
+    """One node with its service, a row as compute_node_list_rows reads."""
+    node = models.ComputeNode.__table__
+    query = _nodes_with_service(list(node.columns)).where(
+        node.c.uuid == node_uuid if node_uuid is not None
+        else node.c.id == node_id)
+    row = context.connection.execute(query).first()
+    if row is None:
+        raise exception.ComputeNodeNotFound(
+            id=node_uuid if node_uuid is not None else node_id)
+    return make(row)
+
+
+@engine.reader
+def compute_node_get_by_uuid_or_id(context, node_id=None, node_uuid=None):
+    """A live node by id or uuid, with or without a service."""
+    criteria = [_NODES.c.uuid == node_uuid if node_uuid is not None
+                else _NODES.c.id == node_id]
+    row = context.connection.execute(sa.select(_NODES).where(
+        _NODES.c.deleted == 0, *criteria)).first()
+    if row is None:
+        raise exception.ComputeNodeNotFound(
+            id=node_uuid if node_uuid is not None else node_id)
+    return NodeRow._make(row)
+
+
+@engine.reader
+def compute_node_get_all_by_host(context, host):
+    rows = context.connection.execute(
+        sa.select(_NODES).where(_NODES.c.deleted == 0, _NODES.c.host == host)
+        .order_by(_NODES.c.id))
+    return [NodeRow._make(row) for row in rows]
+
+
+_STATISTICS_COLUMNS = (
+    'vcpus', 'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used',
+    'local_gb_used', 'free_ram_mb', 'free_disk_gb', 'current_workload',
+    'running_vms', 'disk_available_least')
+
+
+@engine.reader
+def compute_node_statistics(context):
+    """Sums over nodes whose nova-compute service is enabled."""
+    node = models.ComputeNode.__table__
+    nodes = _nodes_with_service(
+        [node.c[column] for column in _STATISTICS_COLUMNS],
+        ('disabled',)).subquery()
+    sums = [sa.func.coalesce(sa.func.sum(nodes.c[column]), 0)
+            for column in _STATISTICS_COLUMNS]
+    query = sa.select(sa.func.count(), *sums).where(
+        nodes.c.service_disabled == sa.false())
+    row = context.connection.execute(query).one()
+    return dict(zip(('count',) + _STATISTICS_COLUMNS,
+                    (int(value) for value in row)))

@@ -1,0 +1,266 @@
+"""The database engine: configuration, SQLite's set-up, transactions, outages.
+
+Every query function of db/ runs in a :func:`reader` or :func:`writer`
+transaction of :data:`context_manager`, taking the request context first.
+An operation of objects/ opens one writer and calls the query functions it
+needs, which join it: the outermost transaction alone retries a deadlock
+and turns a lost database into :class:`exception.DatabaseUnavailable`.
+"""
+
+import functools
+import os
+import sqlite3
+import threading
+import weakref
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import enginefacade
+import sqlalchemy as sa
+
+from nova_forcedown.db import sqlite_writers
+from nova_forcedown import exception
+
+context_manager = enginefacade.transaction_context()
+
+# How long an SQLite connection waits for another writer's lock before it
+# gives up with "database is locked", unless the URL sets ``timeout``.
+SQLITE_BUSY_TIMEOUT_MS = 10000
+
+# What a lost or unreachable database looks like to its callers (the API,
+# the heartbeat loop, the agent): oslo.db's wrapped errors (a refused or
+# dropped connection, a deadlock still failing after its retries) and what
+# oslo.db passes through unwrapped (the pool's checkout timeout, a
+# driver-level OperationalError or InterfaceError on a dead connection).
+# All are transient: try again later.
+OUTAGES = (db_exc.DBConnectionError, db_exc.DBDeadlock,
+           sa.exc.OperationalError, sa.exc.InterfaceError,
+           sa.exc.DisconnectionError, sa.exc.TimeoutError)
+
+
+def is_outage(exc):
+    """Whether ``exc`` means the database cannot be used just now.
+
+    A plain oslo.db DBError counts when the driver error it wraps does.
+    """
+    if isinstance(exc, OUTAGES + (exception.DatabaseUnavailable,)):
+        return True
+    inner = getattr(exc, 'inner_exception', None)
+    return (isinstance(exc, db_exc.DBError) and inner is not None and
+            inner is not exc and isinstance(inner, OUTAGES))
+
+
+# Changes no row (its WHERE is false) but takes SQLite's write lock.
+TAKE_WRITE_LOCK = sa.text('UPDATE services SET id = id WHERE 0 = 1')
+
+
+def write_first(connection):
+    """On SQLite, make the transaction a writer before it reads.
+
+    In WAL mode a transaction that read before another writer committed
+    can no longer write: it fails at once with "database is locked",
+    whatever the busy timeout (a plain BEGIN takes no lock). An UPDATE
+    that changes nothing takes the write lock, waiting for it as any write
+    does, and every read after it sees the latest rows. Other backends
+    need nothing: their writes wait for row locks.
+
+    Such writers first wait their turn in a queue of the file's
+    (:mod:`nova_forcedown.db.sqlite_writers`), fairer than SQLite's own
+    waiting.
+    """
+    if connection.dialect.name != 'sqlite':
+        return
+    sqlite_writers.take_turn(connection)
+    connection.execute(TAKE_WRITE_LOCK)
+
+
+# Nobody (API request or heartbeat) may wait long for a database server
+# that has gone away: the pool gives up a checkout after POOL_TIMEOUT
+# seconds and the driver a connection attempt after CONNECT_TIMEOUT (a lost
+# network otherwise waits for the kernel's TCP timeout, minutes). Values
+# set in the configuration file win. SQLite has neither.
+POOL_TIMEOUT = 10
+CONNECT_TIMEOUT = 5
+
+# Backends of a database server, whose drivers take ``connect_timeout`` as
+# a URL parameter.
+_SERVER_BACKENDS = ('postgresql', 'mysql')
+
+
+def configure(conf, manager=None):
+    """Point the transaction context (or ``manager``) at ``conf.database``.
+
+    The directory of an SQLite file is created when missing, so the default
+    database under ``state_path`` works on a fresh machine.
+    """
+    _server_timeouts(conf)
+    settings = _database_settings(conf)
+    _ensure_sqlite_directory(settings.get('connection'))
+    (manager or context_manager).configure(**settings)
+
+
+def _server_timeouts(conf):
+    url = sa.engine.make_url(conf.database.connection)
+    if url.get_backend_name() not in _SERVER_BACKENDS:
+        return
+    conf.set_default('pool_timeout', POOL_TIMEOUT, group='database')
+    parameters = []
+    if 'connect_timeout' not in url.query:
+        parameters.append('connect_timeout=%d' % CONNECT_TIMEOUT)
+    # oslo.db would connect to MySQL with 3-byte utf8: a 4-byte character
+    # (an emoji in a disabled reason) would then fail there alone.
+    if url.get_backend_name() == 'mysql' and 'charset' not in url.query:
+        parameters.append('charset=utf8mb4')
+    if parameters:
+        conf.set_default('connection_parameters', '&'.join(parameters),
+                         group='database')
+
+
+def _ensure_sqlite_directory(url):
+    if not url:
+        return
+    url = sa.engine.make_url(url)
+    if url.get_backend_name() == 'sqlite' and url.database not in (
+            None, '', ':memory:'):
+        directory = os.path.dirname(os.path.abspath(url.database))
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as exc:
+            raise exception.DatabaseUnavailable(
+                reason='cannot create the directory %s of the SQLite '
+                       'database: %s' % (directory, exc.strerror or exc))
+
+
+def _database_settings(conf):
+    settings = dict(conf.database.items())
+    settings.pop('sync_on_startup', None)
+    # The option names of oslo.db that enginefacade does not know.
+    for key in ('backend', 'use_db_reconnect', 'db_retry_interval',
+                'db_inc_retry_interval', 'db_max_retry_interval',
+                'db_max_retries', 'use_tpool'):
+        settings.pop(key, None)
+    # oslo.db sleeps on every connection check-in to let eventlet switch
+    # green threads; this project runs on native threads, where that sleep
+    # is only a system call per transaction.
+    settings['thread_checkin'] = False
+    return settings
+
+
+def get_engine():
+    return context_manager.writer.get_engine()
+
+
+def _setup_sqlite(engine):
+    """Let concurrent SQLite writers wait their turn instead of failing.
+
+    WAL journal mode lets readers go on while one writer writes, and the
+    busy timeout makes a writer wait for the lock rather than fail at once
+    with "database is locked" (a ``timeout`` in the URL, in seconds, wins).
+    Every other backend is left alone.
+
+    Both cost no statement per connection (a file's engine opens one per
+    transaction): the timeout is an argument of the connection, and the
+    journal mode, kept in the file, is set by the engine's first one.
+    """
+    if engine.dialect.name != 'sqlite':
+        return
+    if engine.url.database in (None, '', ':memory:'):
+        return
+    in_wal_mode = threading.Event()
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _busy_timeout(dialect, connection_record, cargs, cparams):
+        cparams.setdefault('timeout', SQLITE_BUSY_TIMEOUT_MS / 1000.0)
+
+    @sa.event.listens_for(engine, 'connect')
+    def _wal_mode(dbapi_connection, connection_record):
+        if not in_wal_mode.is_set():
+            dbapi_connection.execute('PRAGMA journal_mode = WAL').close()
+            in_wal_mode.set()
+
+    sqlite_writers.attach(engine, float(engine.url.query.get(
+        'timeout', SQLITE_BUSY_TIMEOUT_MS / 1000.0)))
+    _keep_open(engine)
+
+
+def _keep_open(engine):
+    """Hold one connection to ``engine``'s file open while it lives.
+
+    oslo.db gives SQLite files no pool, so each transaction opens and
+    closes a connection; when it was the only one, SQLite checkpoints the
+    write-ahead log and deletes it as it closes, an fsync and more at the
+    end of most transactions of a quiet process. A connection left open,
+    idle, outside any transaction, prevents that; the log is then
+    checkpointed as it grows.
+    """
+    keeper = sqlite3.connect(engine.url.database, check_same_thread=False)
+    weakref.finalize(engine, keeper.close)
+
+
+# Engines this context manager creates (not the test fixtures' own).
+context_manager.append_on_engine_create(_setup_sqlite)
+
+
+def _in_transaction(context):
+    """Whether ``context`` is inside a transaction of this thread already."""
+    try:
+        context.transaction_ctx
+    except db_exc.NoEngineContextEstablished:
+        return False
+    return True
+
+
+# A deadlock (or a serialization failure) rolls the whole transaction
+# back: only the outermost one can run again.
+_retried = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_on_deadlock=True, retry_interval=0.05,
+    inc_retry_interval=True, max_retry_interval=0.5)
+
+
+def _outermost(function, transaction, begin=None):
+    """``function`` in ``transaction`` (an enginefacade decorator).
+
+    Joined when a transaction is open; else opened (``begin(connection)``
+    first), retried on deadlock, and a lost database raised as
+    DatabaseUnavailable.
+    """
+    joined = transaction(function)
+
+    def opened(context, *args, **kwargs):
+        if begin is not None:
+            begin(context.connection)
+        return function(context, *args, **kwargs)
+
+    retried = _retried(transaction(opened))
+
+    @functools.wraps(function)
+    def in_transaction(context, *args, **kwargs):
+        if _in_transaction(context):
+            return joined(context, *args, **kwargs)
+        try:
+            return retried(context, *args, **kwargs)
+        except Exception as exc:
+            if is_outage(exc):
+                raise exception.DatabaseUnavailable(
+                    reason=exception.first_line(exc)) from exc
+            raise
+
+    return in_transaction
+
+
+def reader(function):
+    """Run ``function(context, ...)`` in a read transaction (or the open one).
+
+    ``context.connection`` is its SQLAlchemy Core connection.
+    """
+    return _outermost(function, context_manager.reader.connection)
+
+
+def writer(function):
+    """Run ``function(context, ...)`` in a write transaction (or the open one).
+
+    On SQLite a new one takes the write lock before anything else
+    (:func:`write_first`), as ``BEGIN IMMEDIATE`` would.
+    """
+    return _outermost(function, context_manager.writer.connection,
+                      begin=write_first)
