@@ -39,7 +39,7 @@ LOG = logging.getLogger(__name__)
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..',
                                         '..', '..'))
 METHOD_ORDER = ('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE')
-TOOL_SECONDS = 120
+TOOL_SECONDS = 300
 
 
 def _list_table(headers, rows, widths):
