@@ -4,11 +4,19 @@
 # from the code at build time (oslo.config and oslo.policy Sphinx
 # extensions), using the same generator files as "tox -e genconfig" and
 # "tox -e genpolicy", so the documentation cannot drift from the defaults.
+# The architecture page's route map, layer table and request paths come
+# from the code too (_ext/architecture_map.py).
 
 import os
+import sys
 
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 _ETC = os.path.join(_ROOT, 'etc', 'nova_forcedown')
+
+# The project's own extension, and the checkout, whose tests/unit/
+# test_layers.py holds the layer rules the architecture page shows.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '_ext'))
+sys.path.insert(0, _ROOT)
 
 project = 'nova-forcedown'
 copyright = 'nova-forcedown developers'
@@ -20,6 +28,7 @@ extensions = [
     'oslo_policy.sphinxext',
     'oslo_policy.sphinxpolicygen',
     'os_api_ref',
+    'architecture_map',
 ]
 
 # os-api-ref: the API reference (doc/source/api) is written with its
