@@ -16,6 +16,7 @@ from nova_forcedown import exception
 
 _NODES = models.ComputeNode.__table__
 _SERVICES = models.Service.__table__
+_INSTANCES = models.Instance.__table__
 
 
 @engine.writer
@@ -177,3 +178,100 @@ def compute_node_statistics(context):
     row = context.connection.execute(query).one()
     return dict(zip(('count',) + _STATISTICS_COLUMNS,
                     (int(value) for value in row)))
+
+
+# The columns of a compute node a placement needs.
+NodeCapacity = collections.namedtuple('NodeCapacity', (
+    'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
+
+
+@engine.reader
+def node_capacities(context, hosts):
+    """The live compute nodes of ``hosts``, with their capacity."""
+    if not hosts:
+        return []
+    return [NodeCapacity._make(row) for row in context.connection.execute(
+        sa.select(*(_NODES.c[name] for name in NodeCapacity._fields))
+        .where(_NODES.c.host.in_(list(hosts)), _NODES.c.deleted == 0)
+        .order_by(_NODES.c.id))]
+
+
+# A node's capacity and ``usage``: (vcpus, memory_mb, disk_gb) the live
+# servers of its host take.
+NodeWithUsage = collections.namedtuple('NodeWithUsage',
+                                       NodeCapacity._fields + ('usage',))
+
+
+def _nodes_with_usage_query():
+    """The live nodes of the hosts ``:hosts``, with their hosts' usage."""
+    hosts = sa.bindparam('hosts', expanding=True)
+    disk = (sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
+            sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0))
+    usage = (sa.select(_INSTANCES.c.host,
+                       sa.func.sum(_INSTANCES.c.vcpus).label('vcpus'),
+                       sa.func.sum(_INSTANCES.c.memory_mb).label('memory'),
+                       sa.func.sum(disk).label('disk'))
+             .where(_INSTANCES.c.host.in_(hosts), _INSTANCES.c.deleted == 0)
+             .group_by(_INSTANCES.c.host).subquery())
+    return (sa.select(*(_NODES.c[name] for name in NodeCapacity._fields),
+                      *(sa.func.coalesce(usage.c[name], 0)
+                        for name in ('vcpus', 'memory', 'disk')))
+            .select_from(_NODES.outerjoin(usage,
+                                          usage.c.host == _NODES.c.host))
+            .where(_NODES.c.host.in_(hosts), _NODES.c.deleted == 0)
+            .order_by(_NODES.c.id))
+
+
+# Built once: an evacuation runs it, and building costs more than running.
+_NODES_WITH_USAGE = _nodes_with_usage_query()
+
+
+@engine.reader
+def nodes_with_usage(context, hosts):
+    """The live compute nodes of ``hosts`` as NodeWithUsage, one query."""
+    if not hosts:
+        return []
+    capacity = len(NodeCapacity._fields)
+    return [NodeWithUsage(*row[:capacity],
+                          tuple(int(value) for value in row[capacity:]))
+            for row in context.connection.execute(
+                _NODES_WITH_USAGE, {'hosts': sorted(set(hosts))})]
+
+
+# Built once, as every evacuation runs them.
+_HOST_USAGE = sa.select(
+    sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
+    sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
+    sa.func.coalesce(sa.func.sum(
+        sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
+        sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
+    _INSTANCES.c.host == sa.bindparam('host'), _INSTANCES.c.deleted == 0)
+_HOST_USAGE_SHARED = _HOST_USAGE.with_for_update(read=True)
+_LOCK_NODE = sa.select(_NODES.c.id).where(
+    _NODES.c.id == sa.bindparam('node_id')).with_for_update()
+
+
+@engine.writer
+def compute_node_claim_usage(context, node_id, host):
+    """Lock node ``node_id``; what the servers of ``host`` take.
+
+    (vcpus, memory_mb, disk_gb). Claims on one node then follow one
+    another, and each sees the servers the one before it placed: the row
+    stays locked until the transaction ends. Not on SQLite: the
+    transaction already holds the database's write lock, and a statement
+    less there is a turn of it held shorter.
+
+    The usage is read as committed now, not as the transaction's first
+    read saw it: MariaDB and MySQL read from a snapshot under REPEATABLE
+    READ unless a read locks, so there it is a locking (shared) read;
+    PostgreSQL reads what is committed at each statement, and refuses FOR
+    SHARE with SUM.
+    """
+    connection = context.connection
+    if connection.dialect.name != 'sqlite':
+        connection.execute(_LOCK_NODE, {'node_id': node_id}).first()
+    query = _HOST_USAGE
+    if connection.dialect.name == 'mysql':
+        query = _HOST_USAGE_SHARED
+    row = connection.execute(query, {'host': host}).first()
+    return tuple(int(value) for value in row)

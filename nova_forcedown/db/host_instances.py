@@ -120,10 +120,10 @@ def _change_servers(connection, context, host, change, action):
                 _INSTANCES.c.id.in_(ids[start:start + _IDS_PER_UPDATE]))
                 .values(**dict(values)))
     uuids = [after.uuid for _, after in changed]
-    db_instance_actions.record_actions(connection, context, uuids, action,
+    db_instance_actions.record_actions(context, uuids, action,
                                        now)
     if changed:
         service_history.history_record(
-            connection, context, host, _HISTORY_EVENTS[action],
+            context, host, _HISTORY_EVENTS[action],
             [service_history.Change('servers', None, uuids)], now=now)
     return changed

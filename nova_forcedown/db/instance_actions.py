@@ -1,8 +1,8 @@
 """Query functions for instance actions and their events.
 
 An action is recorded in the transaction that changes its server
-(:func:`nova_forcedown.db.instances.instance_act` calls
-:func:`record_action` with its connection); the compute agent adds the
+(:func:`nova_forcedown.objects.instance_operations.act` calls
+:func:`record_action`, joining its transaction); the compute agent adds the
 events of what it carried out. Rows are read as named tuples.
 """
 
@@ -27,9 +27,10 @@ SUCCESS = 'Success'
 ERROR = 'Error'
 
 
-def record_action(connection, context, instance_uuid, action, now):
+@engine.writer
+def record_action(context, instance_uuid, action, now):
     """Insert the action ``action`` of ``context``'s request; its id."""
-    result = connection.execute(_ACTIONS.insert(), dict(
+    result = context.connection.execute(_ACTIONS.insert(), dict(
         action=action, instance_uuid=instance_uuid,
         request_id=context.request_id, user_id=context.user_id,
         project_id=context.project_id, start_time=now, created_at=now,
@@ -37,7 +38,8 @@ def record_action(connection, context, instance_uuid, action, now):
     return result.inserted_primary_key[0]
 
 
-def record_actions(connection, context, instance_uuids, action, now):
+@engine.writer
+def record_actions(context, instance_uuids, action, now):
     """Insert the action ``action`` of ``context``'s request for each server.
 
     One multi-row INSERT: a host-wide operation records one action per
@@ -45,7 +47,7 @@ def record_actions(connection, context, instance_uuids, action, now):
     """
     if not instance_uuids:
         return
-    connection.execute(_ACTIONS.insert(), [
+    context.connection.execute(_ACTIONS.insert(), [
         {'action': action, 'instance_uuid': uuid,
          'request_id': context.request_id, 'user_id': context.user_id,
          'project_id': context.project_id, 'start_time': now,

@@ -13,7 +13,6 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import engine
-from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import models
 from nova_forcedown import exception
 
@@ -247,33 +246,26 @@ _HOSTS_IN_QUERY = 500
 
 
 @engine.writer
-def instance_act(context, uuid, change, action, project_id=None):
-    """Check, change and record an action on server ``uuid``, atomically.
+def instance_get_locked(context, uuid, project_id=None):
+    """The live server ``uuid``, its row locked until the transaction ends.
 
-    In one transaction: the live server is read and locked (404 if there
-    is none, or if ``project_id`` is given and it is another project's);
-    ``change(row, connection)`` raises when the action may not run now,
-    else returns the values to write (``updated_at`` added), or None when
-    there is nothing to do; it may write more with ``connection`` in the
-    same transaction. Then the action ``action`` of the request is
-    recorded.
-    Returns the server as it now is, or None when nothing was done.
+    InstanceNotFound if there is none, or if ``project_id`` is given and
+    it is another project's.
     """
-    connection = context.connection
-    found = connection.execute(
+    found = context.connection.execute(
         _server_query(project_id is not None, locked=True),
         {'uuid': uuid, 'project_id': project_id}).first()
     if found is None:
         raise exception.InstanceNotFound(instance_id=uuid)
-    row = InstanceRow._make(found)
-    values = change(row, connection)
-    if values is None:
-        return None
-    now = timeutils.utcnow()
-    values = dict(values, updated_at=now)
-    connection.execute(_UPDATE_SERVER, dict(values, server_id=row.id))
-    db_instance_actions.record_action(connection, context, uuid, action, now)
-    return row._replace(**values)
+    return InstanceRow._make(found)
+
+
+@engine.writer
+def instance_update(context, server, values):
+    """Write ``values`` to the row of ``server``; the row as it now is."""
+    context.connection.execute(_UPDATE_SERVER,
+                               dict(values, server_id=server.id))
+    return server._replace(**values)
 
 
 @engine.reader

@@ -1,10 +1,9 @@
-"""Query functions for migrations (evacuations here) and host claims.
+"""Query functions for migrations (evacuations here).
 
-An evacuation is accepted in the transaction of its instance action
-(:func:`nova_forcedown.db.instances.instance_act`): the destination's
-node is claimed there (:func:`claim`) and the migration row inserted
-(:func:`migration_create`). The agents then move it through Nova's
-statuses. Rows are read as named tuples.
+An evacuation's operation (:mod:`nova_forcedown.objects.evacuation`)
+inserts its row (:func:`migration_create`) in the transaction that moves
+the server; the agents then move it through Nova's statuses
+(:data:`TRANSITIONS`). Rows are read as named tuples.
 """
 
 import collections
@@ -19,7 +18,6 @@ from nova_forcedown import exception
 
 _MIGRATIONS = models.Migration.__table__
 _INSTANCES = models.Instance.__table__
-_NODES = models.ComputeNode.__table__
 
 MigrationRow = collections.namedtuple('MigrationRow',
                                       tuple(_MIGRATIONS.columns.keys()))
@@ -54,55 +52,16 @@ EXACT_FILTERS = ('instance_uuid', 'source_compute', 'status',
                  'migration_type', 'user_id', 'project_id')
 
 
-def migration_create(connection, context, values, now):
+@engine.writer
+def migration_create(context, values, now):
     """Insert a migration of ``context``'s request; it as a row."""
     values = dict(values, uuid=uuidutils.generate_uuid(),
                   user_id=context.user_id, project_id=context.project_id,
                   hidden=False, created_at=now, deleted=0)
-    result = connection.execute(_MIGRATIONS.insert(), values)
+    result = context.connection.execute(_MIGRATIONS.insert(), values)
     values['id'] = result.inserted_primary_key[0]
     return MigrationRow(**{name: values.get(name)
                            for name in MigrationRow._fields})
-
-
-# Built once, as every evacuation runs them.
-_HOST_USAGE = sa.select(
-    sa.func.coalesce(sa.func.sum(_INSTANCES.c.vcpus), 0),
-    sa.func.coalesce(sa.func.sum(_INSTANCES.c.memory_mb), 0),
-    sa.func.coalesce(sa.func.sum(
-        sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
-        sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0)), 0)).where(
-    _INSTANCES.c.host == sa.bindparam('host'), _INSTANCES.c.deleted == 0)
-_HOST_USAGE_SHARED = _HOST_USAGE.with_for_update(read=True)
-_LOCK_NODE = sa.select(_NODES.c.id).where(
-    _NODES.c.id == sa.bindparam('node_id')).with_for_update()
-
-
-def host_usage(connection, host):
-    """(vcpus, memory_mb, disk_gb) the live servers of ``host`` take.
-
-    Read as committed now, not as the transaction's first read saw it:
-    MariaDB and MySQL read from a snapshot under REPEATABLE READ unless a
-    read locks, so there it is a locking (shared) read; PostgreSQL reads
-    what is committed at each statement, and refuses FOR SHARE with SUM.
-    """
-    query = _HOST_USAGE
-    if connection.dialect.name == 'mysql':
-        query = _HOST_USAGE_SHARED
-    row = connection.execute(query, {'host': host}).first()
-    return tuple(int(value) for value in row)
-
-
-def lock_node(connection, node_id):
-    """Lock a compute node's row until the transaction ends.
-
-    Claims on one node then follow one another, and each sees the servers
-    the one before it placed. Not on SQLite: the transaction already holds
-    the database's write lock, and a statement less there is a turn of
-    the write lock held shorter.
-    """
-    if connection.dialect.name != 'sqlite':
-        connection.execute(_LOCK_NODE, {'node_id': node_id}).first()
 
 
 @engine.reader
@@ -197,13 +156,15 @@ def migration_set_status(context, migration_id, status):
     return _moved(context.connection, migration_id, status)
 
 
-def migration_fail_open(connection, instance_uuid):
+@engine.writer
+def migration_fail_open(context, instance_uuid):
     """Fail the server's evacuations not yet rebuilt; the rows as they were.
 
     In the caller's transaction. A retried evacuation supersedes them:
     their destination never finished, and its rebuild, if it ever
     resumes, finds them failed.
     """
+    connection = context.connection
     rows = [MigrationRow._make(row) for row in connection.execute(
         sa.select(_MIGRATIONS).where(
             _MIGRATIONS.c.instance_uuid == instance_uuid,
@@ -213,64 +174,6 @@ def migration_fail_open(connection, instance_uuid):
     for row in rows:
         _moved(connection, row.id, FAILED)
     return rows
-
-
-# The columns of a compute node a placement needs.
-NodeCapacity = collections.namedtuple('NodeCapacity', (
-    'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
-
-
-@engine.reader
-def node_capacities(context, hosts):
-    """The live compute nodes of ``hosts``, with their capacity."""
-    if not hosts:
-        return []
-    return [NodeCapacity._make(row) for row in context.connection.execute(
-        sa.select(*(_NODES.c[name] for name in NodeCapacity._fields))
-        .where(_NODES.c.host.in_(list(hosts)), _NODES.c.deleted == 0)
-        .order_by(_NODES.c.id))]
-
-
-# A node's capacity and ``usage``: (vcpus, memory_mb, disk_gb) the live
-# servers of its host take.
-NodeWithUsage = collections.namedtuple('NodeWithUsage',
-                                       NodeCapacity._fields + ('usage',))
-
-
-def _nodes_with_usage_query():
-    """The live nodes of the hosts ``:hosts``, with their hosts' usage."""
-    hosts = sa.bindparam('hosts', expanding=True)
-    disk = (sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
-            sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0))
-    usage = (sa.select(_INSTANCES.c.host,
-                       sa.func.sum(_INSTANCES.c.vcpus).label('vcpus'),
-                       sa.func.sum(_INSTANCES.c.memory_mb).label('memory'),
-                       sa.func.sum(disk).label('disk'))
-             .where(_INSTANCES.c.host.in_(hosts), _INSTANCES.c.deleted == 0)
-             .group_by(_INSTANCES.c.host).subquery())
-    return (sa.select(*(_NODES.c[name] for name in NodeCapacity._fields),
-                      *(sa.func.coalesce(usage.c[name], 0)
-                        for name in ('vcpus', 'memory', 'disk')))
-            .select_from(_NODES.outerjoin(usage,
-                                          usage.c.host == _NODES.c.host))
-            .where(_NODES.c.host.in_(hosts), _NODES.c.deleted == 0)
-            .order_by(_NODES.c.id))
-
-
-# Built once: an evacuation runs it, and building costs more than running.
-_NODES_WITH_USAGE = _nodes_with_usage_query()
-
-
-@engine.reader
-def nodes_with_usage(context, hosts):
-    """The live compute nodes of ``hosts`` as NodeWithUsage, one query."""
-    if not hosts:
-        return []
-    capacity = len(NodeCapacity._fields)
-    return [NodeWithUsage(*row[:capacity],
-                          tuple(int(value) for value in row[capacity:]))
-            for row in context.connection.execute(
-                _NODES_WITH_USAGE, {'hosts': sorted(set(hosts))})]
 
 
 @engine.reader

@@ -62,7 +62,7 @@ def service_update_compute(context, values, uuid=None, host=None,
     connection.execute(sa.update(_SERVICES).where(_SERVICES.c.id == old.id)
                        .values(updated_at=now, **values))
     service_history.history_record(
-        connection, context, old.host, event_of(values),
+        context, old.host, event_of(values),
         [service_history.Change(field, getattr(old, field), values[field])
          for field in _AUDITED_FIELDS if field in values],
         service_uuid=old.uuid, now=now)

@@ -1,7 +1,7 @@
 """Query functions for the history of a host's service: the audit trail.
 
-A change is recorded by :func:`history_record` on the connection of the
-transaction that makes it, so the change and its record commit together
+A change is recorded by :func:`history_record` in the transaction that
+makes it, so the change and its record commit together
 or not at all. Force-down and its clearing, disable and enable record
 here (:mod:`nova_forcedown.db.service_admin`); evacuations and host-wide
 operations are to call :func:`history_record` the same way. Rows are read
@@ -27,16 +27,17 @@ HistoryRow = collections.namedtuple('HistoryRow',
 Change = collections.namedtuple('Change', ('field', 'old', 'new'))
 
 
-def history_record(connection, context, host, event, changes,
+@engine.writer
+def history_record(context, host, event, changes,
                    binary=models.COMPUTE_BINARY, service_uuid=None,
                    now=None):
     """Record ``event`` of ``context``'s request on ``host``; its id.
 
     ``changes`` is a list of :class:`Change` (JSON-able values). Call it
-    with the connection of the transaction that makes the change.
+    in the transaction that makes the change, which it joins.
     """
     now = now or timeutils.utcnow()
-    result = connection.execute(_HISTORY.insert(), dict(
+    result = context.connection.execute(_HISTORY.insert(), dict(
         host=host, binary=binary, service_uuid=service_uuid, event=event,
         changes=jsonutils.dumps([change._asdict() for change in changes]),
         user_id=context.user_id, project_id=context.project_id,

@@ -4,7 +4,7 @@ Two forms, each for one purpose. :class:`ComputeNode`, a versioned object,
 is what the agent registers and updates. :class:`ComputeNodeRecord`, a
 read-only named tuple with the node's service, is what the API's views
 render, whether of one node or ten thousand: all of them come from one
-join of nodes and services (``db.api.compute_node_list_rows`` and
+join of nodes and services (``db.compute_nodes.compute_node_list_rows`` and
 ``compute_node_get_row``).
 """
 
@@ -200,3 +200,63 @@ class ComputeNodeRecord(collections.namedtuple(
     @property
     def stats(self):
         return jsonutils.loads(self.stats_text) if self.stats_text else {}
+
+
+# ------------------------------------------------------------ capacity
+
+# Nova's initial allocation ratios: CPU may be overcommitted, memory and
+# disk not.
+CPU_RATIO = 4.0
+RAM_RATIO = 1.0
+DISK_RATIO = 1.0
+
+# What a node may hold, the allocation ratios applied.
+Capacity = collections.namedtuple('Capacity', (
+    'host', 'node', 'node_id', 'vcpus', 'memory_mb', 'disk_gb'))
+
+# A node's capacity and the (vcpus, memory_mb, disk_gb) its servers take.
+NodeUsage = collections.namedtuple('NodeUsage', ('capacity', 'used'))
+
+
+def capacity_of(node):
+    """The Capacity of a node row (id, host, name, vcpus, memory, disk)."""
+    return Capacity(node.host, node.hypervisor_hostname, node.id,
+                    int(node.vcpus * CPU_RATIO),
+                    int(node.memory_mb * RAM_RATIO),
+                    int(node.local_gb * DISK_RATIO))
+
+
+def need_of(server):
+    """(vcpus, memory_mb, disk_gb) the server takes."""
+    return (server.vcpus or 0, server.memory_mb or 0,
+            (server.root_gb or 0) + (server.ephemeral_gb or 0))
+
+
+def fits(capacity, used, server):
+    """Whether ``server`` fits in ``capacity`` beside what is ``used``."""
+    limits = (capacity.vcpus, capacity.memory_mb, capacity.disk_gb)
+    return all(taken + wanted <= total for taken, wanted, total in
+               zip(used, need_of(server), limits))
+
+
+def usage_of_hosts(context, hosts):
+    """[NodeUsage] of the live nodes of ``hosts``, in one query."""
+    return [NodeUsage(capacity_of(node), node.usage)
+            for node in db_nodes.nodes_with_usage(context, hosts)]
+
+
+def capacities_of_hosts(context, hosts):
+    """[Capacity] of the live nodes of ``hosts``."""
+    return [capacity_of(node)
+            for node in db_nodes.node_capacities(context, hosts)]
+
+
+def claim(context, capacity, server):
+    """Whether ``server`` still fits in ``capacity``, its node locked.
+
+    Call it in the transaction that places the server: the node's row
+    stays locked until it commits, so the next claim on it sees this
+    server there.
+    """
+    return fits(capacity, db_nodes.compute_node_claim_usage(
+        context, capacity.node_id, capacity.host), server)

@@ -4,13 +4,17 @@ Lock, unlock, reset state, stop and start, with Nova's rules: a locked
 server refuses stop and start to anyone but an admin; stop needs a
 launched server that is active or in error, start a stopped one; neither
 runs while another task does. Each check, its change and the action
-record are one transaction (:func:`db.instances.instance_act`); the host's
-agent then carries out a stop or a start (``task_state`` powering-off or
-powering-on) and ends the task.
+record are one transaction (:func:`act`); the host's agent then carries
+out a stop or a start (``task_state`` powering-off or powering-on) and
+ends the task.
 
 Policies are the API's: the caller authorizes against the server first.
 """
 
+from oslo_utils import timeutils
+
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import instances as db_instances
 from nova_forcedown import exception
 from nova_forcedown import notifications
@@ -50,7 +54,7 @@ def holds_lock_as_expected(context, server):
 def lock(context, uuid, reason=None, project_id=None):
     """Lock the server; a no-op for its owner when it is already locked."""
 
-    def change(server, connection):
+    def change(server):
         holder = locker(context, server)
         if server.locked_by is not None and holder == OWNER:
             return None
@@ -67,22 +71,21 @@ def unlock(context, uuid, project_id=None):
     return act(context, uuid, _unlocked, 'unlock', project_id, 'unlock')
 
 
-def _unlocked(server, connection):
+def _unlocked(server):
     return {'locked_by': None, 'locked_reason': None}
 
 
 def reset_state(context, uuid, state, project_id=None):
     """Set vm_state and clear the task, whatever they were."""
     return act(context, uuid,
-               lambda server, connection: {'vm_state': state,
-                                           'task_state': None},
+               lambda server: {'vm_state': state, 'task_state': None},
                'resetState', project_id)
 
 
 def stop(context, uuid, project_id=None):
     """Ask the server's host to power it off."""
 
-    def change(server, connection):
+    def change(server):
         _check(context, server, 'stop', (ACTIVE, ERROR))
         return {'task_state': POWERING_OFF, 'progress': 0}
 
@@ -92,7 +95,7 @@ def stop(context, uuid, project_id=None):
 def start(context, uuid, project_id=None):
     """Ask the server's host to power it on."""
 
-    def change(server, connection):
+    def change(server):
         _check(context, server, 'start', (STOPPED,))
         return {'task_state': POWERING_ON}
 
@@ -180,18 +183,32 @@ def check_state(server, action, vm_states):
 def act(context, uuid, change, action, project_id=None, event=None):
     """Run ``change`` as action ``action``; notify ``instance.<event>``.
 
+    ``change(server)`` is called in the action's transaction with the
+    server's row locked (InstanceNotFound if there is none, or if
+    ``project_id`` is given and it is another project's); it raises when
+    the action may not run now, else returns the values to write, or None
+    when there is nothing to do. It may write more in the same
+    transaction, and is run again if a deadlock makes it start over.
+
     Returns the server as it now is, or None when there was nothing to do.
     """
-    before = []
-
-    def values(server, connection):
-        before.append(server)
-        return change(server, connection)
-
-    server = db_instances.instance_act(context, uuid, values, action,
-                                       project_id=project_id)
+    before, server = _acted(context, uuid, change, action, project_id)
     if server is None:
         return None
     server = instance_obj.decoded(server)
-    notifications.instance_changed(context, before[0], server, event)
+    notifications.instance_changed(context, before, server, event)
     return server
+
+
+@db_engine.writer
+def _acted(context, uuid, change, action, project_id):
+    """(the server before, after) of one action, in one transaction."""
+    before = db_instances.instance_get_locked(context, uuid, project_id)
+    values = change(before)
+    if values is None:
+        return before, None
+    now = timeutils.utcnow()
+    after = db_instances.instance_update(context, before,
+                                         dict(values, updated_at=now))
+    db_instance_actions.record_action(context, uuid, action, now)
+    return before, after

@@ -4,26 +4,61 @@ A candidate host runs a nova-compute service that is up, enabled and not
 forced down, is not the server's host, is in the server's availability
 zone when it asked for one, and has room for the server's flavor: vcpus,
 memory and disk against its node's capacity (with Nova's initial
-allocation ratios) and what the servers already there take. Candidates
-come most free memory first, as Nova's default weigher ranks them. The
-claim itself (:func:`claim`) is made in the evacuation's transaction,
-with the node's row locked, so two evacuations never overcommit a host.
+allocation ratios, :mod:`nova_forcedown.objects.compute_node`) and what
+the servers already there take. Candidates come most free memory first,
+as Nova's default weigher ranks them.
+
+All of it is read before the evacuation's transaction, which then claims
+the first candidate that still fits (:func:`.compute_node.claim`), with
+the node's row locked, so two evacuations never overcommit a host.
 """
 
 import collections
 
-from nova_forcedown.db import migrations as db_migrations
+from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import compute_node as compute_node_obj
+from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import zones as zones_mod
 
-# Nova's initial allocation ratios: CPU may be overcommitted, memory and
-# disk not.
-CPU_RATIO = 4.0
-RAM_RATIO = 1.0
-DISK_RATIO = 1.0
+# What an evacuation needs to know before its transaction: whether the
+# server's host is up (an evacuation is then refused), and the
+# Capacities of the nodes to try, in order.
+Plan = collections.namedtuple('Plan', ('source_up', 'choices'))
 
-Candidate = collections.namedtuple('Candidate', (
-    'host', 'node', 'node_id', 'vcpus', 'memory_mb', 'disk_gb'))
+
+def evacuation_plan(context, conf, is_up, server, host=None, force=False):
+    """The :class:`Plan` of evacuating ``server`` (to ``host``, if given).
+
+    ``force`` (a host given at 2.1-2.28, or with force at 2.29-2.67):
+    that host's node alone, unfiltered; its capacity is still claimed.
+    ``is_up``: the servicegroup's liveness of a service record. A
+    ``host`` that runs no compute service is
+    ComputeHostNotFoundForEvacuation.
+    """
+    services = _services(context, conf, server, host)
+    if host is not None and not _of_host(services, host):
+        raise exception.ComputeHostNotFoundForEvacuation(host=host)
+    source_up = any(is_up(service)
+                    for service in _of_host(services, server.host))
+    if host is not None and force:
+        choices = compute_node_obj.capacities_of_hosts(context, [host])[:1]
+    else:
+        choices = candidates(context, conf, is_up, server, services,
+                             host=host)
+    return Plan(source_up, choices)
+
+
+def _services(context, conf, server, host):
+    """The compute services of the server's host and of its candidates."""
+    hosts = hosts_to_consider(context, conf, server, host)
+    return service_obj.ServiceList.get_records(
+        context, binary=service_obj.COMPUTE_BINARY,
+        hosts=None if hosts is None else hosts + [server.host])
+
+
+def _of_host(services, host):
+    return [service for service in services if service.host == host]
 
 
 def hosts_to_consider(context, conf, server, host=None):
@@ -42,12 +77,11 @@ def hosts_to_consider(context, conf, server, host=None):
 
 
 def candidates(context, conf, is_up, server, services, host=None):
-    """The hosts of ``services`` that may take ``server`` now.
+    """The Capacities of the hosts of ``services`` that may take ``server``.
 
     Most free memory first. ``services``: the compute services of
     :func:`hosts_to_consider` (others may be among them); ``host``, when
-    given, is the only one considered. ``is_up`` is the servicegroup's
-    liveness of a service record.
+    given, is the only one considered.
     """
     zone = server.availability_zone
     usable = [service for service in services
@@ -61,51 +95,12 @@ def candidates(context, conf, is_up, server, services, host=None):
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
                   if zones.zone(service) == zone]
-    found = []
-    for node in db_migrations.nodes_with_usage(
-            context, [service.host for service in usable]):
-        candidate = capacity_of(node)
-        if fits(candidate, node.usage, server):
-            found.append((candidate, node.usage))
-    found.sort(key=lambda pair: -_free_memory(*pair))
-    return [candidate for candidate, _ in found]
+    found = [node for node in compute_node_obj.usage_of_hosts(
+        context, [service.host for service in usable])
+        if compute_node_obj.fits(node.capacity, node.used, server)]
+    found.sort(key=lambda node: node.used[1] - node.capacity.memory_mb)
+    return [node.capacity for node in found]
 
 
 def _in_named_zone(conf, zone):
     return bool(zone) and zone != conf.default_availability_zone
-
-
-def capacity_of(node):
-    """A node's capacity as a Candidate, the allocation ratios applied."""
-    return Candidate(node.host, node.hypervisor_hostname, node.id,
-                     int(node.vcpus * CPU_RATIO),
-                     int(node.memory_mb * RAM_RATIO),
-                     int(node.local_gb * DISK_RATIO))
-
-
-def need_of(server):
-    """(vcpus, memory_mb, disk_gb) the server takes."""
-    return (server.vcpus or 0, server.memory_mb or 0,
-            (server.root_gb or 0) + (server.ephemeral_gb or 0))
-
-
-def fits(candidate, used, server):
-    """Whether ``server`` fits on ``candidate`` beside what is ``used``."""
-    capacity = (candidate.vcpus, candidate.memory_mb, candidate.disk_gb)
-    return all(taken + wanted <= total for taken, wanted, total in
-               zip(used, need_of(server), capacity))
-
-
-def claim(connection, candidate, server):
-    """Whether ``server`` still fits on ``candidate``, its node locked.
-
-    Runs in the evacuation's transaction: the node's row stays locked
-    until it commits, so the next claim on it sees this server there.
-    """
-    db_migrations.lock_node(connection, candidate.node_id)
-    return fits(candidate, db_migrations.host_usage(connection,
-                                                    candidate.host), server)
-
-
-def _free_memory(candidate, used):
-    return candidate.memory_mb - used[1]

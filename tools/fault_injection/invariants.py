@@ -23,7 +23,7 @@ import threading
 
 import sqlalchemy as sa
 
-from nova_forcedown.scheduler import host_selection
+from nova_forcedown.objects import compute_node as compute_node_obj
 
 FINAL_STATUSES = ('completed', 'error', 'failed')
 
@@ -136,7 +136,7 @@ class Checker:
                                                rows.live, when),
                                 key=rows.placed)
         for node in connection.execute(_USAGE):
-            capacity = host_selection.capacity_of(node)
+            capacity = compute_node_obj.capacity_of(node)
             used = (node.used_vcpus, node.used_memory_mb, node.used_gb)
             limits = (capacity.vcpus, capacity.memory_mb, capacity.disk_gb)
             if any(have > limit for have, limit in zip(used, limits)):

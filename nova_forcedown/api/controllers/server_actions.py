@@ -17,10 +17,11 @@ from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import server_actions as schemas
 from nova_forcedown.api import validation
+from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.policies import server_actions as policies
-from nova_forcedown.scheduler import evacuation
+from nova_forcedown.scheduler import host_selection
 
 
 def server_action(req):
@@ -87,13 +88,13 @@ def _evacuate(req, args):
     if shared and password is not None:
         raise webob.exc.HTTPBadRequest(
             explanation="admin password can't be changed on existing disk")
-    evacuation.evacuate(
-        req.context, req.app.conf, req.is_up,
-        server, host=host,
-        force=host is not None and (force or not version.matches(
-            microversion.V2_29)),
-        stop_after=version.matches(microversion.V2_95),
-        project_id=req.visible_project)
+    force = host is not None and (force or not version.matches(
+        microversion.V2_29))
+    plan = host_selection.evacuation_plan(req.context, req.app.conf,
+                                          req.is_up, server, host, force)
+    evacuation.evacuate(req.context, plan, server, host=host, force=force,
+                        stop_after=version.matches(microversion.V2_95),
+                        project_id=req.visible_project)
     if version.matches(microversion.V2_14):
         return api_request.empty_response(status=200)
     if not req.app.conf.api.enable_instance_password:

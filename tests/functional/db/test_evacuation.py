@@ -18,9 +18,10 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
-from nova_forcedown.scheduler import evacuation
+from nova_forcedown.scheduler import host_selection
 from nova_forcedown.servicegroup import api as servicegroup_api
 from tests import fixtures as nf_fixtures
 from tests.unit import test_heartbeat
@@ -65,10 +66,12 @@ class _EvacuationBase:
             user_id='operator', project_id='ops', is_admin=True,
             roles=['admin'])
 
-    def evacuate(self, uuid, **kwargs):
-        return evacuation.evacuate(
-            self.admin, self.conf, self.is_up,
-            instance_obj.Instance.get_record(self.context, uuid), **kwargs)
+    def evacuate(self, uuid, host=None, force=False, **kwargs):
+        server = instance_obj.Instance.get_record(self.context, uuid)
+        plan = host_selection.evacuation_plan(self.admin, self.conf,
+                                              self.is_up, server, host, force)
+        return evacuation.evacuate(self.admin, plan, server, host=host,
+                                   force=force, **kwargs)
 
     def hosts_of(self, uuids):
         return [instance_obj.Instance.get_record(self.context, uuid).host

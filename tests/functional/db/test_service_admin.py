@@ -106,15 +106,14 @@ class HistoryTestsMixin:
         class Failed(Exception):
             pass
 
-        def change_then_fail():
-            with db_engine.context_manager.writer.using(self.context):
-                connection = self.context.session.connection()
-                db_history.history_record(
-                    connection, self.context, 'compute1', 'evacuate',
-                    [Change('vm_state', 'active', 'rebuilding')])
-                raise Failed()
+        @db_engine.writer
+        def change_then_fail(context):
+            db_history.history_record(
+                context, 'compute1', 'evacuate',
+                [Change('vm_state', 'active', 'rebuilding')])
+            raise Failed()
 
-        self.assertRaises(Failed, change_then_fail)
+        self.assertRaises(Failed, change_then_fail, self.context)
         self.assertEqual([], service_history.get_for_host(self.context,
                                                           'compute1'))
 
