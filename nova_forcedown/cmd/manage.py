@@ -220,32 +220,19 @@ def _update_compute(conf, changes):
 
 
 def _service_force_down(conf):
-    if not conf.command.unset and conf.force_down_marks_instances_shutdown:
-        return _service_force_down_marking_shutdown(conf)
-    service = _update_compute(conf, {'forced_down': not conf.command.unset})
-    if service.forced_down:
+    changes = {'forced_down': not conf.command.unset}
+    service = _update_compute(conf, changes)
+    if service_obj.marks_shutdown(conf, changes):
+        print('Service nova-compute on %s is forced down and its servers '
+              'are marked shut down ([DEFAULT] '
+              'force_down_marks_instances_shutdown).' % service.host)
+    elif service.forced_down:
         print('Service nova-compute on %s is forced down: it reports down '
               'until "service force-down %s --unset".'
               % (service.host, service.host))
     else:
         print('Service nova-compute on %s is no longer forced down.'
               % service.host)
-
-
-def _service_force_down_marking_shutdown(conf):
-    """Force down and mark the host's servers powered off, at once."""
-    schema.check_migrated()
-    host = conf.command.service_host
-    try:
-        service = service_obj.Service.update_compute(
-            nf_context.get_admin_context(), {'forced_down': True},
-            host=host, conf=conf, mark_shutdown=True)
-    except exception.HostNotFound:
-        raise exception.HostBinaryNotFound(
-            host=host, binary=service_obj.COMPUTE_BINARY)
-    print('Service nova-compute on %s is forced down and its servers are '
-          'marked shut down ([DEFAULT] force_down_marks_instances_shutdown).'
-          % service.host)
 
 
 def _service_disable(conf):

@@ -319,3 +319,35 @@ def instance_get_all_by_hosts(context, hosts):
         _INSTANCES.c.deleted == 0,
         _INSTANCES.c.host.in_(sorted(set(hosts)))).order_by(_INSTANCES.c.id))
     return [InstanceRow._make(row) for row in rows]
+
+
+@engine.writer
+def instance_lock_all_on_host(context, host):
+    """The live servers of ``host``, in id order, their rows locked."""
+    rows = context.connection.execute(
+        sa.select(_INSTANCES).where(_INSTANCES.c.host == host,
+                                    _INSTANCES.c.deleted == 0)
+        .order_by(_INSTANCES.c.id).with_for_update())
+    return [InstanceRow._make(row) for row in rows]
+
+
+# Ids per UPDATE: well under every backend's limit of bound parameters.
+_IDS_PER_UPDATE = 500
+
+
+@engine.writer
+def instance_update_many(context, changes):
+    """Write each server's values: ``changes`` is [(row, values)].
+
+    One UPDATE per distinct set of values (and per _IDS_PER_UPDATE
+    servers), however many servers share it.
+    """
+    ids_by_values = {}
+    for row, values in changes:
+        ids_by_values.setdefault(tuple(sorted(values.items())),
+                                 []).append(row.id)
+    for values, ids in ids_by_values.items():
+        for start in range(0, len(ids), _IDS_PER_UPDATE):
+            context.connection.execute(_INSTANCES.update().where(
+                _INSTANCES.c.id.in_(ids[start:start + _IDS_PER_UPDATE]))
+                .values(**dict(values)))

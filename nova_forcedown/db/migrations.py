@@ -195,3 +195,15 @@ def evacuated_counts(context, hosts):
                _MIGRATIONS.c.deleted == 0)
         .group_by(_MIGRATIONS.c.source_compute))
     return {host: count for host, count in rows}
+
+
+@engine.reader
+def open_evacuation_counts(context, host):
+    """{status: count} of the evacuations away from ``host`` still open."""
+    return dict(context.connection.execute(
+        sa.select(_MIGRATIONS.c.status, sa.func.count())
+        .where(_MIGRATIONS.c.source_compute == host,
+               _MIGRATIONS.c.migration_type == EVACUATION,
+               _MIGRATIONS.c.status.in_(OPEN),
+               _MIGRATIONS.c.deleted == 0)
+        .group_by(_MIGRATIONS.c.status)).all())

@@ -1,11 +1,11 @@
 """Query functions for the history of a host's service: the audit trail.
 
-A change is recorded by :func:`history_record` in the transaction that
-makes it, so the change and its record commit together
-or not at all. Force-down and its clearing, disable and enable record
-here (:mod:`nova_forcedown.db.service_admin`); evacuations and host-wide
-operations are to call :func:`history_record` the same way. Rows are read
-as :class:`HistoryRow` named tuples, newest first.
+A change is recorded by :func:`history_record`, joining the transaction
+of the operation that makes it, so the change and its record commit
+together or not at all; the operations name their events
+(:mod:`nova_forcedown.objects.service`, ``.evacuation``,
+``.host_operations``). Rows are read as :class:`HistoryRow` named
+tuples, newest first.
 """
 
 import collections

@@ -11,6 +11,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import engine
+from nova_forcedown.db import fence_storm
 from nova_forcedown.db import models
 from nova_forcedown import exception
 
@@ -257,3 +258,95 @@ def _destroy_nodes(connection, service, now):
                sa.or_(nodes.c.service_id == service.id,
                       nodes.c.host == service.host))
         .values(deleted=nodes.c.id, deleted_at=now))
+
+
+# ------------------------------------------------------- an admin's change
+
+@engine.writer
+def service_lock_compute(context, uuid=None, host=None, limit=None):
+    """The live nova-compute service ``uuid`` or on ``host``, locked.
+
+    None when there is none. With ``limit`` (a
+    :class:`fence_storm.FencingLimit`) the row is locked with the compute
+    services of its host's zones, once the fence-storm guard lets a
+    force-down of it go (:func:`_lock_checked_against_zone`).
+    """
+    connection = context.connection
+    target = _target(uuid, host)
+    if limit is not None:
+        return _lock_checked_against_zone(connection, target, limit)
+    return _lock(connection, *target)
+
+
+@engine.writer
+def service_write_admin(context, old, values):
+    """Write an admin's ``values`` to the locked row ``old``; the row now."""
+    connection = context.connection
+    now = _stored_now(connection)
+    connection.execute(sa.update(_SERVICES).where(_SERVICES.c.id == old.id)
+                       .values(updated_at=now, **values))
+    return old._replace(updated_at=now, **values)
+
+
+def _stored_now(connection):
+    """Now, as the database stores it: the row returned is the row read.
+
+    MariaDB's DATETIME columns keep whole seconds.
+    """
+    now = timeutils.utcnow()
+    if connection.dialect.name == 'mysql':
+        now = now.replace(microsecond=0)
+    return now
+
+
+def _target(uuid, host):
+    return (_SERVICES.c.deleted == 0,
+            _SERVICES.c.binary == COMPUTE_BINARY,
+            _SERVICES.c.uuid == uuid if uuid is not None
+            else _SERVICES.c.host == host)
+
+
+def _lock(connection, *criteria):
+    row = connection.execute(
+        sa.select(_SERVICES).where(*criteria).with_for_update()).first()
+    return None if row is None else ServiceRow._make(row)
+
+
+def _lock_checked_against_zone(connection, target, limit):
+    """The target row, locked with its zones', once the guard lets it go.
+
+    Raises ForcedDownLimitExceeded when forcing it down would break the
+    fence-storm rule (:mod:`nova_forcedown.db.fence_storm`) in a zone of
+    its host.
+    """
+    found = connection.execute(sa.select(_SERVICES).where(*target)).first()
+    if found is None:
+        return None
+    locked = fence_storm.lock_checked(
+        connection, limit, fence_storm.Delta(forced_down=found.host),
+        functools.partial(exception.ForcedDownLimitExceeded,
+                          host=found.host))
+    if found.id not in locked:
+        return None  # Deleted since it was found.
+    return _lock(connection, _SERVICES.c.id == found.id, *target)
+
+
+@engine.writer
+def service_destroy_compute(context, service_id, limit):
+    """:func:`service_destroy` of a compute service, guarded.
+
+    In its transaction, first Nova's refusal of a host with instances,
+    then the compute services of the host's zones locked and counted
+    without it: ZoneChangeLimitExceeded when that breaks the fence-storm
+    rule (``limit``, a :class:`fence_storm.FencingLimit`).
+    """
+    service = service_get(context, service_id)
+    if service_has_instances(context, service.host):
+        raise exception.ServiceHostsInstances()
+    fence_storm.lock_checked(
+        context.connection, limit,
+        fence_storm.Delta(deleted=service.host),
+        functools.partial(exception.ZoneChangeLimitExceeded,
+                          change='Deleting the compute service of host %s'
+                          % service.host))
+    service_destroy(context, service_id)

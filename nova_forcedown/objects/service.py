@@ -5,9 +5,11 @@ from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import fence_storm
+from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import models
-from nova_forcedown.db import service_admin as db_service_admin
+from nova_forcedown.db import service_history as db_history
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown import notifications
@@ -20,7 +22,8 @@ COMPUTE_BINARY = models.COMPUTE_BINARY
 # Binaries that never heartbeat and so are hidden from service listings.
 API_BINARIES = ('nova-osapi_compute', 'nova-metadata')
 
-# Fields whose change an admin makes; a heartbeat never writes them.
+# Fields whose change an admin makes; a heartbeat never writes them. A
+# history entry shows them in this order.
 ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
 
 # The field that is no column: a compute service's zone comes from the
@@ -130,37 +133,26 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     @classmethod
     def update_compute(cls, context, changes, uuid=None, host=None,
-                       conf=None, mark_shutdown=False):
+                       conf=None):
         """Write ``changes`` to a compute service, and record them.
 
-        The live nova-compute service with ``uuid``, or on ``host``: its
-        row is locked, changed, and the change recorded in its history, in
-        one transaction. Returns it as now stored. Notifies
-        ``service.update`` as save() does.
+        The live nova-compute service with ``uuid``, or on ``host``, as
+        :func:`change_compute` changes it with the fence-storm guard and
+        the side effects ``conf`` sets. Returns it as now stored.
+        Notifies ``service.update`` as save() does, and
+        ``instance.power_off.end`` for each server marked shut down.
 
-        With ``conf`` whose ``[fencing] max_forced_down_fraction`` is set,
-        a force-down that the fence-storm guard refuses (more than that
-        fraction of a zone's compute hosts forced down) is
-        ForcedDownLimitExceeded.
-
-        With ``mark_shutdown`` (``[DEFAULT]
-        force_down_marks_instances_shutdown``), a force-down also marks
-        every server of the host powered off, in the same transaction
-        (see :mod:`.host_operations`).
-
-        Only when the UPDATE finds no service is the database asked why:
+        Only when no such service is found is the database asked why:
         ServiceNotFound or ServiceNotCompute for a ``uuid``; HostNotFound
         for a host without any service, else HostBinaryNotFound.
         """
-        limit = fence_storm.FencingLimit.from_conf(conf)
-        if mark_shutdown and changes.get('forced_down'):
-            row, _ = host_operations.force_down_marking_shutdown(
-                context, changes, uuid=uuid, host=host, limit=limit)
-        else:
-            row = db_service_admin.service_update_compute(
-                context, changes, uuid=uuid, host=host, limit=limit)
+        row, marked = change_compute(
+            context, changes, uuid=uuid, host=host,
+            limit=fence_storm.FencingLimit.from_conf(conf),
+            mark_shutdown=marks_shutdown(conf, changes))
         if row is None:
             raise cls._why_no_compute(context, uuid, host)
+        host_operations.notify_marked(context, marked)
         service = cls._from_db_object(context, cls(), row)
         service._notify_update(changes)
         return service
@@ -222,11 +214,87 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         """
         limit = fence_storm.FencingLimit.from_conf(conf)
         if limit is not None and self.is_compute:
-            db_service_admin.service_destroy_compute(self._context, self.id,
-                                                     limit)
+            db_services.service_destroy_compute(self._context, self.id,
+                                                limit)
         else:
             db_services.service_destroy(self._context, self.id)
         self._notify('delete')
+
+
+def marks_shutdown(conf, changes):
+    """Whether ``changes`` also mark the host's servers powered off.
+
+    A force-down does with ``[DEFAULT] force_down_marks_instances_shutdown``
+    (see :mod:`.host_operations`).
+    """
+    return bool(conf is not None and changes.get('forced_down') and
+                conf.force_down_marks_instances_shutdown)
+
+
+@db_engine.writer
+def change_compute(context, changes, uuid=None, host=None, limit=None,
+                   mark_shutdown=False):
+    """An admin's change of a compute service, in one transaction.
+
+    The service ``uuid`` or on ``host`` is locked (with its zones' when
+    ``limit``, a FencingLimit, guards a force-down: ForcedDownLimitExceeded
+    over it), checked (a force-up while evacuations away from the host are
+    open is refused), changed, and the change recorded in its history;
+    with ``mark_shutdown``, a host now forced down has every server
+    marked powered off in the same transaction. Returns (the row as now
+    stored, or None when there is no such service; [host_operations
+    changes] of the servers marked, not yet notified).
+    """
+    forcing_down = changes.get('forced_down') is True
+    old = db_services.service_lock_compute(
+        context, uuid=uuid, host=host,
+        limit=limit if forcing_down else None)
+    if old is None:
+        return None, []
+    if changes.get('forced_down') is False:
+        _refuse_force_up_with_evacuations_left(context, old.host)
+    new = db_services.service_write_admin(context, old, changes)
+    db_history.history_record(
+        context, old.host, event_of(changes),
+        [db_history.Change(field, getattr(old, field), changes[field])
+         for field in ADMIN_FIELDS if field in changes],
+        service_uuid=old.uuid, now=new.updated_at)
+    marked = []
+    if mark_shutdown and new.forced_down:
+        marked = host_operations.mark_servers_shutdown(context, new.host)
+    return new, marked
+
+
+def event_of(changes):
+    """What a history entry calls the change ``changes``."""
+    events = []
+    if 'disabled' in changes:
+        events.append('disable' if changes['disabled'] else 'enable')
+    if 'forced_down' in changes:
+        events.append('force-down' if changes['forced_down']
+                      else 'clear-force-down')
+    return ','.join(events) or 'update'
+
+
+def _refuse_force_up_with_evacuations_left(context, host):
+    """Refuse to force ``host`` up while it may still run evacuated servers.
+
+    That is while an evacuation away from it is open: its agent has not
+    come back to remove what left it and complete the migration. Only
+    ``done`` ones: Nova's refusal, word for word; any still ``accepted``
+    or ``pre-migrating`` (the destination has not rebuilt yet): a 409
+    naming them, as Nova does not guard that.
+    """
+    counts = db_migrations.open_evacuation_counts(context, host)
+    if not counts:
+        return
+    if set(counts) == {db_migrations.DONE}:
+        raise exception.ForceUpWithEvacuationsLeft(host=host)
+    raise exception.ForceUpWithEvacuationsInProgress(
+        host=host, count=sum(counts.values()),
+        states=', '.join('%d %s' % (counts[status], status)
+                         for status in db_migrations.OPEN
+                         if status in counts))
 
 
 @base.ObjectRegistry.register

@@ -124,13 +124,7 @@ def _update_compute_on_host(req, host, binary, changes):
     if binary != service_obj.COMPUTE_BINARY:
         raise exception.ServiceNotCompute(binary=binary)
     return service_obj.Service.update_compute(
-        req.context, changes, host=host, conf=req.app.conf,
-        mark_shutdown=_marks_shutdown(req))
-
-
-def _marks_shutdown(req):
-    """Whether a force-down also marks the host's servers powered off."""
-    return req.app.conf.force_down_marks_instances_shutdown
+        req.context, changes, host=host, conf=req.app.conf)
 
 
 # ---------------------------------------------------- 2.53 and later: UUID
@@ -147,8 +141,7 @@ def _update_by_uuid(req):
         service_obj.Service.get_compute_by_uuid(req.context, service_id)
         raise
     service = service_obj.Service.update_compute(
-        req.context, changes, uuid=service_id, conf=req.app.conf,
-        mark_shutdown=_marks_shutdown(req))
+        req.context, changes, uuid=service_id, conf=req.app.conf)
     service_zones = zones.ServiceZones.load(req.context, req.app.conf,
                                             hosts=[service.host])
     return api_request.json_response({'service': views.service(

@@ -10,7 +10,6 @@ from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import fence_storm
 from nova_forcedown.db import models
-from nova_forcedown.db import service_admin
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
@@ -35,8 +34,8 @@ def _services(ctxt, hosts, forced_down=False):
 
 
 def _force_down(ctxt, host):
-    return service_admin.service_update_compute(
-        ctxt, {'forced_down': True}, host=host, limit=HALF)
+    return service_obj.change_compute(
+        ctxt, {'forced_down': True}, host=host, limit=HALF)[0]
 
 
 def _service_id(ctxt, host):
@@ -175,19 +174,19 @@ class ZoneChangesTestsMixin:
             '3 of 5 compute hosts of zone nova'), message)
 
     def test_deleting_a_healthy_compute_service_is_judged(self):
-        message = self._refused(service_admin.service_destroy_compute,
+        message = self._refused(db_services.service_destroy_compute,
                                 _service_id(self.context, 'a3'))
         self.assertEqual(_message(
             'Deleting the compute service of host a3',
             '2 of 3 compute hosts of zone az1'), message)
-        service_admin.service_destroy_compute(
+        db_services.service_destroy_compute(
             self.context, _service_id(self.context, 'a1'), HALF)
         self.assertEqual((1, 3), _shares(self.context)['az1'])
 
     def test_a_host_with_instances_is_refused_as_nova_refuses_it(self):
         nf_fixtures.create_instance(self.context, 'a3')
         self.assertRaises(exception.ServiceHostsInstances,
-                          service_admin.service_destroy_compute,
+                          db_services.service_destroy_compute,
                           self.context, _service_id(self.context, 'a3'),
                           HALF)
 
@@ -273,8 +272,7 @@ class ConcurrentZoneChangesTestsMixin:
                 c, rack, h, limit=HALF) for host in ('n0', 'n1', 'n2')] +
             [lambda c: db_aggregates.aggregate_host_delete(
                 c, rack, 'a6', limit=HALF),
-             lambda c: service_admin.service_destroy_compute(c, doomed,
-                                                             HALF)])
+             lambda c: db_services.service_destroy_compute(c, doomed, HALF)])
         start = threading.Barrier(len(changes))
         outcomes = []
         threads = [threading.Thread(target=self._try,

@@ -47,6 +47,9 @@ class _HostsBase:
         self.asker = nf_context.RequestContext(
             user_id='fence-agent', project_id='ops', is_admin=True,
             roles=['admin'])
+        # A force-down marks the host's servers powered off.
+        self.marking = self.useFixture(nf_fixtures.ConfFixture(
+            force_down_marks_instances_shutdown=True)).conf
 
     def _states(self, server, deleted_too=False):
         found = instance_obj.Instance.get_record(
@@ -174,7 +177,7 @@ class _HostOperationsMixin(_HostsBase):
     def test_a_force_down_can_mark_its_servers_shut_down(self):
         service_obj.Service.update_compute(
             self.asker, {'forced_down': True}, host='compute2',
-            mark_shutdown=True)
+            conf=self.marking)
 
         self.assertTrue(self._forced_down('compute2'))
         self.assertEqual(('active', None, 4), self._states(self.elsewhere))
@@ -185,7 +188,7 @@ class _HostOperationsMixin(_HostsBase):
     def test_clearing_a_force_down_marks_nothing(self):
         service_obj.Service.update_compute(
             self.asker, {'forced_down': False}, host='compute1',
-            mark_shutdown=True)
+            conf=self.marking)
 
         self.assertFalse(self._forced_down('compute1'))
         self.assertEqual(('active', None, 1), self._states(self.running))
@@ -198,7 +201,7 @@ class _HostOperationsMixin(_HostsBase):
         try:
             service_obj.Service.update_compute(
                 self.asker, {'forced_down': True}, host='compute2',
-                mark_shutdown=True)
+                conf=self.marking)
         except (db_exc.DBError, sa.exc.SQLAlchemyError,
                 exception.DatabaseUnavailable):
             pass

@@ -7,7 +7,6 @@ from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import fence_storm
-from nova_forcedown.db import service_admin
 from nova_forcedown.db import service_history as db_history
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
@@ -28,8 +27,8 @@ def _request_context(user='fencer', project='ops'):
 
 
 def _update(ctxt, host, limit=None, **changes):
-    return service_admin.service_update_compute(ctxt, changes, host=host,
-                                                limit=limit)
+    return service_obj.change_compute(ctxt, changes, host=host,
+                                      limit=limit)[0]
 
 
 def _forced_hosts(ctxt):
