@@ -25,9 +25,12 @@ def first_line(exc):
     """The first line of what ``exc`` says, for a one-line message.
 
     A wrapped database error says it best through the driver's own error:
-    oslo.db's ``inner_exception``, then SQLAlchemy's ``orig``. An exception
+    the cause of a DatabaseUnavailable, oslo.db's ``inner_exception``, then
+    SQLAlchemy's ``orig``. An exception
     with no text gives its class name.
     """
+    if isinstance(exc, DatabaseUnavailable) and exc.__cause__ is not None:
+        exc = exc.__cause__
     exc = getattr(exc, 'inner_exception', None) or exc
     text = str(getattr(exc, 'orig', None) or exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

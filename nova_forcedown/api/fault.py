@@ -12,7 +12,6 @@ import webob.exc
 import webob.request
 
 from nova_forcedown.api import request as api_request
-from nova_forcedown.db import engine as db_engine
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
@@ -108,9 +107,9 @@ def from_exception(exc):
     """Any exception raised while handling a request, as a fault."""
     if isinstance(exc, webob.exc.HTTPException):
         return from_http_exception(exc)
-    if db_engine.is_outage(exc):
+    if isinstance(exc, exception.DatabaseUnavailable):
         LOG.error('Database unavailable while handling a request: %s',
-                  exception.first_line(exc.__cause__ or exc))
+                  exception.first_line(exc))
         return response(503, DATABASE_DOWN_MESSAGE)
     if isinstance(exc, exception.NovaForcedownException):
         resp = from_domain_exception(exc)

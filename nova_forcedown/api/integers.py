@@ -12,11 +12,11 @@ formatted back to text longer than BOUND's.
 """
 
 import re
-from nova_forcedown.db import models
 
+from nova_forcedown.objects import base as objects_base
 
 # One past the largest value of the integer columns a request can reach.
-BOUND = models.MAX_INTEGER_ID + 1
+BOUND = objects_base.MAX_INTEGER_ID + 1
 
 # What int() reads, written in ASCII digits with leading zeros apart.
 _DIGITS = re.compile(r'\s*([-+]?)0*([0-9]+)\s*', re.ASCII)

@@ -17,7 +17,7 @@ import webob.exc
 
 from nova_forcedown.api import integers
 from nova_forcedown.api import request as api_request
-from nova_forcedown.db import models
+from nova_forcedown.objects import base as objects_base
 
 _VALIDATOR = jsonschema.Draft202012Validator
 
@@ -329,7 +329,7 @@ def db_integer(text):
     if not isinstance(text, str) or not text.isascii() or not text.isdigit():
         return None
     value = integers.read(text)
-    return value if value <= models.MAX_INTEGER_ID else None
+    return value if value <= objects_base.MAX_INTEGER_ID else None
 
 
 CHANGES_ORDER = ('The value of changes-since must be less than or equal '

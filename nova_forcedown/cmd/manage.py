@@ -17,7 +17,6 @@ from sqlalchemy import exc as sa_exc
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import engine as db_engine
-from nova_forcedown.db import models
 from nova_forcedown.db import purge as db_purge
 from nova_forcedown.db import schema
 from nova_forcedown import exception
@@ -446,14 +445,14 @@ def _add_flavor_parsers(subparsers):
     create.set_defaults(func=_flavor_create)
 
 
-def _count(minimum, maximum=models.MAX_INTEGER_ID):
+def _count(minimum, maximum=objects_base.MAX_INTEGER_ID):
     def parse(text):
         value = int(text)
         if not minimum <= value <= maximum:
             raise ValueError(text)
         return value
     parse.__name__ = ('integer >= %d' % minimum
-                      if maximum == models.MAX_INTEGER_ID
+                      if maximum == objects_base.MAX_INTEGER_ID
                       else 'integer from %d to %d' % (minimum, maximum))
     return parse
 

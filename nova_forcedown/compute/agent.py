@@ -17,13 +17,12 @@ from stevedore import driver as stevedore_driver
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import context as nf_context
-from nova_forcedown.db import engine as db_engine
-from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as node_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.objects import migration as migration_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
 from nova_forcedown.servicegroup import condition_log
@@ -201,14 +200,13 @@ class Agent:
         server runs on two hosts, and none is lost: a server is only ever
         removed from a host the database does not place it on.
         """
-        migrations = db_migrations.evacuations_to_clean_up(self._context,
-                                                           hosts)
+        migrations = migration_obj.to_clean_up(self._context, hosts)
         copies = {(host, uuid) for host in hosts
                   for uuid in self._driver.guests(host)}
         for migration in migrations:
             if migration.source_compute in hosts:
                 copies.add((migration.source_compute, migration.instance_uuid))
-            if migration.status == db_migrations.FAILED and (
+            if migration.status == migration_obj.FAILED and (
                     migration.dest_compute in hosts):
                 copies.add((migration.dest_compute, migration.instance_uuid))
         placed = operations.hosts_of(self._context,
@@ -218,10 +216,10 @@ class Agent:
         for host, uuid in removed:
             self._driver.destroy(host, uuid)
         completed = [migration for migration in migrations
-                     if migration.status in db_migrations.OPEN and
-                     db_migrations.migration_set_status(
+                     if migration.status in migration_obj.OPEN and
+                     migration_obj.move(
                          self._context, migration.id,
-                         db_migrations.COMPLETED)]
+                         migration_obj.COMPLETED)]
         if removed or completed:
             LOG.info('Removed %(removed)d server(s) no longer on this '
                      'agent\'s hosts and completed %(completed)d '
@@ -238,7 +236,7 @@ class Agent:
         present = instance_obj.InstanceList.get_by_hosts(self._context,
                                                          hosts)
         existing = collections.Counter(instance.host for instance in present)
-        existing.update(db_migrations.evacuated_counts(self._context, hosts))
+        existing.update(migration_obj.evacuated_counts(self._context, hosts))
         servers = collections.defaultdict(list)
         for instance in present:
             if instance.task_state != operations.REBUILDING:
@@ -284,9 +282,7 @@ class Agent:
                 node.save()
             except exception.ComputeNodeNotFound:
                 gone.append(node.hypervisor_hostname)
-            except Exception as exc:  # noqa: only an outage is told once
-                if not db_engine.is_outage(exc):
-                    raise
+            except exception.DatabaseUnavailable as exc:
                 outage = exception.first_line(exc)
                 break
         else:

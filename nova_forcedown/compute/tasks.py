@@ -16,12 +16,11 @@ import traceback
 from oslo_log import log as logging
 
 from nova_forcedown.compute.drivers import base as driver_base
-from nova_forcedown.db import engine as db_engine
-from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.objects import migration as migration_obj
 from nova_forcedown.servicegroup import condition_log
 
 LOG = logging.getLogger(__name__)
@@ -93,9 +92,7 @@ class TaskRunner:
             self._finished.clear()
         try:
             servers = operations.pending_tasks(self._context, self._hosts)
-        except Exception as exc:  # noqa: only an outage is told once
-            if not db_engine.is_outage(exc):
-                raise
+        except exception.DatabaseUnavailable as exc:
             outage = exception.first_line(exc)
         else:
             outage = None
@@ -174,7 +171,7 @@ class TaskRunner:
         retried evacuation moved the server on) leaves no copy here.
         """
         context = self._context
-        migration = db_migrations.evacuation_get_latest(
+        migration = migration_obj.latest_evacuation(
             context, server.uuid, server.host)
         action = instance_action.latest(context, server.uuid, 'evacuate')
         event_id = (instance_action.event_start(
@@ -182,7 +179,7 @@ class TaskRunner:
             if action is not None else None)
         target = (migration.target_vm_state if migration is not None
                   else operations.ACTIVE)
-        self._set_migration(migration, db_migrations.PRE_MIGRATING)
+        self._set_migration(migration, migration_obj.PRE_MIGRATING)
         try:
             power_state = self._driver.rebuild(
                 server, stopped=target == operations.STOPPED)
@@ -191,7 +188,7 @@ class TaskRunner:
                         '%(error)s', {'uuid': server.uuid, 'error': exc})
             operations.end_task(context, server,
                                 {'vm_state': operations.ERROR})
-            self._set_migration(migration, db_migrations.FAILED)
+            self._set_migration(migration, migration_obj.FAILED)
             self._finish(action, event_id, instance_action.ERROR,
                          traceback.format_exc())
             return
@@ -201,7 +198,7 @@ class TaskRunner:
             self._superseded(server)
             self._finish(action, event_id, instance_action.ERROR)
             return
-        self._set_migration(migration, db_migrations.DONE)
+        self._set_migration(migration, migration_obj.DONE)
         self._finish(action, event_id, instance_action.SUCCESS)
         notifications.instance_task_ended(context, server, after)
 
@@ -227,8 +224,7 @@ class TaskRunner:
     def _set_migration(self, migration, status):
         """Move the migration on, as far as its statuses allow."""
         if migration is not None:
-            db_migrations.migration_set_status(self._context, migration.id,
-                                               status)
+            migration_obj.move(self._context, migration.id, status)
 
     def _finish(self, action, event_id, result, details=None):
         if event_id is not None:

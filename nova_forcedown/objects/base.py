@@ -2,6 +2,12 @@
 
 from oslo_versionedobjects import base as ovo_base
 
+from nova_forcedown.db import models
+
+# Largest value of an integer id on every supported database: the API
+# refuses larger ones before they reach a query.
+MAX_INTEGER_ID = models.MAX_INTEGER_ID
+
 
 class ObjectRegistry(ovo_base.VersionedObjectRegistry):
     pass

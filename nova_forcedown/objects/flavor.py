@@ -11,6 +11,9 @@ from oslo_versionedobjects import fields
 from nova_forcedown.db import flavors as db_flavors
 from nova_forcedown.objects import base
 
+# The keys a flavor listing may be sorted by.
+SORT_KEYS = db_flavors.SORT_KEYS
+
 Filters = db_flavors.Filters
 
 # Nova's classic flavors, which a development cloud starts with:

@@ -5,7 +5,6 @@ import time
 
 from oslo_log import log as logging
 
-from nova_forcedown.db import engine as db_engine
 from nova_forcedown import exception
 from nova_forcedown.servicegroup import condition_log
 
@@ -141,7 +140,7 @@ class Heartbeat(Ticker):
         return not gone
 
     def _failed(self, exc):
-        if db_engine.is_outage(exc):
+        if isinstance(exc, exception.DatabaseUnavailable):
             self._database_down.update(['database'],
                                        error=exception.first_line(exc),
                                        interval=self._interval)

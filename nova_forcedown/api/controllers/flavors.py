@@ -16,7 +16,7 @@ from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import flavors as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.api.views import flavors as views
-from nova_forcedown.db import models
+from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.policies import flavor_extra_specs as spec_policies
 from nova_forcedown.policies import flavor_manage as policies
@@ -183,9 +183,9 @@ def _integer(value, name, minimum):
         raise _invalid_input('%s must be an integer' % name)
     if number < minimum:
         raise _invalid_input('%s must be >= %d' % (name, minimum))
-    if number > models.MAX_INTEGER_ID:
+    if number > objects_base.MAX_INTEGER_ID:
         raise _invalid_input('%s must be <= %d'
-                             % (name, models.MAX_INTEGER_ID))
+                             % (name, objects_base.MAX_INTEGER_ID))
     return number
 
 

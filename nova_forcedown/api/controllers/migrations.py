@@ -9,7 +9,7 @@ from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import migrations as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.api.views import migrations as views
-from nova_forcedown.db import migrations as db_migrations
+from nova_forcedown.objects import migration as migration_obj
 from nova_forcedown.policies import migrations as policies
 
 
@@ -27,7 +27,7 @@ def list_migrations(req):
     since, before = (validation.changes_window(last) if paged
                      else (None, None))
     limit = req.page_size(last.get('limit')) if paged else None
-    records = db_migrations.migrations_get_all(
+    records = migration_obj.get_all(
         context, exact=_exact(last), host=last.get('host'),
         hidden=(validation.to_bool(last['hidden'])
                 if last.get('hidden') in validation.BOOLEAN_VALUES
@@ -60,7 +60,7 @@ def _index_schema(version):
 
 def _exact(last):
     """The exact filters; ``host`` replaces ``source_compute``, as in Nova."""
-    exact = {name: last[name] for name in db_migrations.EXACT_FILTERS
+    exact = {name: last[name] for name in migration_obj.EXACT_FILTERS
              if name in last}
     if 'host' in last:
         exact.pop('source_compute', None)

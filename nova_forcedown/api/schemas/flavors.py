@@ -3,8 +3,8 @@
 import copy
 
 from nova_forcedown.api import validation
-from nova_forcedown.db import flavors as db_flavors
-from nova_forcedown.db import models
+from nova_forcedown.objects import base as objects_base
+from nova_forcedown.objects import flavor as flavor_obj
 
 
 def _repeatable(schema):
@@ -22,7 +22,7 @@ INDEX_QUERY = {
         'minRam': _repeatable({'type': 'string'}),
         'minDisk': _repeatable({'type': 'string'}),
         'sort_key': _repeatable({'type': 'string',
-                                 'enum': list(db_flavors.SORT_KEYS)}),
+                                 'enum': list(flavor_obj.SORT_KEYS)}),
         'sort_dir': _repeatable({'type': 'string',
                                  'enum': ['asc', 'desc']}),
     },
@@ -36,13 +36,13 @@ INDEX_QUERY_V275 = dict(INDEX_QUERY, additionalProperties=False)
 INDEX_QUERY_V2102 = copy.deepcopy(INDEX_QUERY_V275)
 INDEX_QUERY_V2102['properties']['name'] = _repeatable({'type': 'string'})
 INDEX_QUERY_V2102['properties']['sort_key']['items']['enum'] = [
-    key for key in db_flavors.SORT_KEYS if key != 'rxtx_factor']
+    key for key in flavor_obj.SORT_KEYS if key != 'rxtx_factor']
 
 
 def _count(minimum):
     """RAM, vCPUs, disks: an integer, or a string of digits."""
     return {'type': ['integer', 'string'], 'pattern': '^[0-9]*$',
-            'minimum': minimum, 'maximum': models.MAX_INTEGER_ID}
+            'minimum': minimum, 'maximum': objects_base.MAX_INTEGER_ID}
 
 
 # A flavor id as it is stored. A number in the body is stored as its

@@ -1,0 +1,61 @@
+"""Migration: the record of a server's move, here always an evacuation.
+
+Rows are :class:`nova_forcedown.db.migrations.MigrationRow` named tuples.
+An evacuation's status moves only along :data:`TRANSITIONS`: the API
+accepts it (``accepted``, or ``error`` with no valid host), the
+destination's agent rebuilds (``pre-migrating``, then ``done``, or
+``failed``), the source's agent, back after its fence, removes its copy
+(``completed``); a retry fails the evacuations it supersedes. The fencing
+guide draws the whole machine.
+"""
+
+from nova_forcedown.db import migrations as db_migrations
+
+EVACUATION = db_migrations.EVACUATION
+ACCEPTED = db_migrations.ACCEPTED
+PRE_MIGRATING = db_migrations.PRE_MIGRATING
+DONE = db_migrations.DONE
+COMPLETED = db_migrations.COMPLETED
+ERROR = db_migrations.ERROR
+FAILED = db_migrations.FAILED
+TRANSITIONS = db_migrations.TRANSITIONS
+# Not yet cleaned up after by the source: it may still run a copy.
+OPEN = db_migrations.OPEN
+
+# Filters a listing matches exactly, by field.
+EXACT_FILTERS = db_migrations.EXACT_FILTERS
+
+
+def get_all(context, **filters):
+    """Migrations as os-migrations lists them (see db.migrations)."""
+    return db_migrations.migrations_get_all(context, **filters)
+
+
+def move(context, migration_id, status):
+    """Move a migration to ``status`` if TRANSITIONS allows it now; moved?
+
+    False when another step got there first (a retry failed it, the
+    source completed it).
+    """
+    return db_migrations.migration_set_status(context, migration_id, status)
+
+
+def latest_evacuation(context, instance_uuid, dest_compute):
+    """The newest evacuation of the server to ``dest_compute``, or None."""
+    return db_migrations.evacuation_get_latest(context, instance_uuid,
+                                               dest_compute)
+
+
+def to_clean_up(context, hosts):
+    """The evacuations a restarting agent of ``hosts`` looks at.
+
+    Away from ``hosts`` and open or failed, and to ``hosts`` and failed:
+    in each, one of ``hosts`` may hold a copy of a server that is no
+    longer its own.
+    """
+    return db_migrations.evacuations_to_clean_up(context, hosts)
+
+
+def evacuated_counts(context, hosts):
+    """{host: servers that left it by evacuation}, each server once."""
+    return db_migrations.evacuated_counts(context, hosts)
