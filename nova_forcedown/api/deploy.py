@@ -68,7 +68,7 @@ def find_paste_config(conf):
 def load_app(conf):
     """Build the WSGI app from the paste file.
 
-    The database must be configured first (db.api.configure), once.
+    The database must be configured first (db.engine.configure), once.
     """
     objects.register_all()
     path = os.path.abspath(find_paste_config(conf))

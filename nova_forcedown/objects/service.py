@@ -337,7 +337,7 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
     @staticmethod
     def get_records(context, host=None, binary=None, include_api=True,
                     hosts=None, consume=list):
-        """What get_all returns, as read-only records (db.api.ServiceRow).
+        """What get_all returns, as read-only records (db.services.ServiceRow).
 
         For listings of thousands: no versioned object is built per row.
         ``hosts``, when given, keeps the services of those hosts only.

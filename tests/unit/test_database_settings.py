@@ -1,4 +1,4 @@
-"""How db.api prepares a server database's connection parameters."""
+"""How db.engine prepares a server database's connection parameters."""
 
 import testtools
 

@@ -13,6 +13,7 @@ from oslo_db import exception as db_exc
 from oslotest import base
 import sqlalchemy as sa
 
+from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import heartbeat
 
@@ -21,6 +22,13 @@ DEADLINE = 10
 
 INTERVAL = 10
 REMIND_EVERY = 300
+
+
+def _unavailable(cause):
+    """What the engine raises for a lost database: DatabaseUnavailable."""
+    error = exception.DatabaseUnavailable(reason=exception.first_line(cause))
+    error.__cause__ = cause
+    return error
 
 
 class FakeClock:
@@ -223,8 +231,8 @@ class TestRowsGone(HeartbeatTestCase):
 class TestFailedTicks(HeartbeatTestCase):
 
     def test_database_outage_is_one_warning_reminders_and_recovery(self):
-        report = Report(error=db_exc.DBConnectionError(
-            'Lost connection to MySQL server'))
+        report = Report(error=_unavailable(db_exc.DBConnectionError(
+            'Lost connection to MySQL server')))
         loop = self.loop(report)
 
         self.assertEqual([False] * 100, self.ticks(loop, 100))
@@ -242,8 +250,8 @@ class TestFailedTicks(HeartbeatTestCase):
                          'again, after 1000 s.', self.messages()[-1])
 
     def test_a_pool_timeout_is_an_outage_as_in_the_api(self):
-        report = Report(error=sa.exc.TimeoutError(
-            'QueuePool limit of size 5 overflow 10 reached'))
+        report = Report(error=_unavailable(sa.exc.TimeoutError(
+            'QueuePool limit of size 5 overflow 10 reached')))
         loop = self.loop(report)
 
         self.assertEqual([False] * 3, self.ticks(loop, 3))

@@ -55,7 +55,7 @@ DATABASE_ITSELF = {
 
 
 def _part(module):
-    """``nova_forcedown.db.api`` -> ``db``; the package itself -> ''."""
+    """``nova_forcedown.db.engine`` -> ``db``; the package itself -> ''."""
     parts = module.split('.')
     return parts[1] if len(parts) > 1 else ''
 

@@ -64,7 +64,7 @@ class Tracer:
 
 
 def part(path):
-    """The top-level part of a file: ``nova_forcedown/db/api.py`` -> ``db``.
+    """The top-level part of a file: ``nova_forcedown/db/engine.py`` -> ``db``.
 
     A module of the package itself is its own part (``exception``).
     """
