@@ -27,12 +27,12 @@ context_manager = enginefacade.transaction_context()
 # gives up with "database is locked", unless the URL sets ``timeout``.
 SQLITE_BUSY_TIMEOUT_MS = 10000
 
-# What a lost or unreachable database looks like to its callers (the API,
-# the heartbeat loop, the agent): oslo.db's wrapped errors (a refused or
-# dropped connection, a deadlock still failing after its retries) and what
-# oslo.db passes through unwrapped (the pool's checkout timeout, a
-# driver-level OperationalError or InterfaceError on a dead connection).
-# All are transient: try again later.
+# What a lost or unreachable database looks like to the outermost
+# transaction, which raises DatabaseUnavailable for it: oslo.db's wrapped
+# errors (a refused or dropped connection, a deadlock still failing after
+# its retries) and what oslo.db passes through unwrapped (the pool's
+# checkout timeout, a driver-level OperationalError or InterfaceError on a
+# dead connection). All are transient: try again later.
 OUTAGES = (db_exc.DBConnectionError, db_exc.DBDeadlock,
            sa.exc.OperationalError, sa.exc.InterfaceError,
            sa.exc.DisconnectionError, sa.exc.TimeoutError)
@@ -43,7 +43,7 @@ def is_outage(exc):
 
     A plain oslo.db DBError counts when the driver error it wraps does.
     """
-    if isinstance(exc, OUTAGES + (exception.DatabaseUnavailable,)):
+    if isinstance(exc, OUTAGES):
         return True
     inner = getattr(exc, 'inner_exception', None)
     return (isinstance(exc, db_exc.DBError) and inner is not None and

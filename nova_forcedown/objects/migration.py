@@ -1,7 +1,8 @@
 """Migration: the record of a server's move, here always an evacuation.
 
 Rows are :class:`nova_forcedown.db.migrations.MigrationRow` named tuples.
-An evacuation's status moves only along :data:`TRANSITIONS`: the API
+An evacuation's status moves only along
+:data:`nova_forcedown.db.migrations.TRANSITIONS`: the API
 accepts it (``accepted``, or ``error`` with no valid host), the
 destination's agent rebuilds (``pre-migrating``, then ``done``, or
 ``failed``), the source's agent, back after its fence, removes its copy
@@ -11,14 +12,10 @@ guide draws the whole machine.
 
 from nova_forcedown.db import migrations as db_migrations
 
-EVACUATION = db_migrations.EVACUATION
-ACCEPTED = db_migrations.ACCEPTED
 PRE_MIGRATING = db_migrations.PRE_MIGRATING
 DONE = db_migrations.DONE
 COMPLETED = db_migrations.COMPLETED
-ERROR = db_migrations.ERROR
 FAILED = db_migrations.FAILED
-TRANSITIONS = db_migrations.TRANSITIONS
 # Not yet cleaned up after by the source: it may still run a copy.
 OPEN = db_migrations.OPEN
 
@@ -32,7 +29,7 @@ def get_all(context, **filters):
 
 
 def move(context, migration_id, status):
-    """Move a migration to ``status`` if TRANSITIONS allows it now; moved?
+    """Move a migration to ``status`` if its TRANSITIONS allow it; moved?
 
     False when another step got there first (a retry failed it, the
     source completed it).
