@@ -2,9 +2,12 @@
 
 It registers its services (and, for nova-compute, compute nodes) in the
 configured database, heartbeats them every report_interval and refreshes the
-nodes' resources every minute, until SIGTERM or SIGINT.
+nodes' resources every minute, until SIGTERM or SIGINT. A database that is
+away at start is waited for, as the heartbeats wait for it later: a host
+restarted during an outage comes up when the database does.
 """
 
+import itertools
 import signal
 import sys
 import threading
@@ -22,6 +25,7 @@ from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import objects
+from nova_forcedown.servicegroup import condition_log
 
 LOG = logging.getLogger(__name__)
 
@@ -64,6 +68,15 @@ CLI_OPTS = [
                     'internal_service_availability_zone for others).'),
 ]
 
+DATABASE_DOWN_AT_START = condition_log.Messages(
+    level=logging.WARNING,
+    started='Cannot start, the database is unavailable (%(error)s); '
+            'trying again every %(interval)s s, %(tries)s.',
+    reminder='Still waiting for the database after %(seconds)d s '
+             '(%(error)s); trying again every %(interval)s s, %(tries)s.',
+    ended='Recovered: the database answers again after %(seconds)d s; '
+          'starting.')
+
 # Start-up failures reported as one line, with a non-zero exit.
 _STARTUP_ERRORS = (exception.NovaForcedownException, stevedore_exc.NoMatches,
                    db_exc.DBError, sa_exc.SQLAlchemyError, OSError)
@@ -81,10 +94,13 @@ def main(argv=None):
     objects.register_all()
     stop = _stop_on_signals()
     try:
-        agent = _start(conf)
+        agent = _start(conf, stop)
     except _STARTUP_ERRORS as exc:
         _error(exception.first_line(exc))
         return 1
+    if agent is None:
+        LOG.info('Stopping on signal before the database answered.')
+        return 0
     _serve(conf, agent, stop)
     return 0
 
@@ -105,17 +121,81 @@ def _stop_on_signals():
     return stop
 
 
-def _start(conf):
+def _start(conf, stop):
+    """The registered, heartbeating agent; None if stopped while waiting."""
     driver = compute_agent.load_driver(conf)
+    tries = _tries_at_start(conf)
     db_engine.configure(conf)
     notifications.configure(conf)
+    agent = compute_agent.Agent(conf, driver)
+    if not _until_database_answers(conf, stop, tries,
+                                   lambda: _register(conf, agent)):
+        return None
+    agent.start()
+    return agent
+
+
+def _tries_at_start(conf):
+    """How often to try the database at start: None for ever.
+
+    ``[database] max_retries`` and ``retry_interval`` say it, as they do
+    for oslo.db's first connection, but this process waits in its own loop,
+    which SIGTERM ends at once; oslo.db itself tries once.
+    """
+    tries = conf.database.max_retries
+    conf.set_override('max_retries', 1, group='database')
+    return None if tries == -1 else max(1, tries)
+
+
+def _register(conf, agent):
     if conf.database.sync_on_startup:
         schema.db_sync()
     schema.check_migrated()
-    agent = compute_agent.Agent(conf, driver)
     agent.register()
-    agent.start()
-    return agent
+
+
+def _until_database_answers(conf, stop, tries, step):
+    """Run ``step`` until the database answers it, ``tries`` times at most.
+
+    Registration finds or creates each row, so a step cut short by an
+    outage is safely run again. False if ``stop`` is set meanwhile;
+    DatabaseUnavailable when the tries run out.
+    """
+    waiting = condition_log.ConditionLog(LOG, DATABASE_DOWN_AT_START,
+                                         conf.log_reminder_interval)
+    interval = conf.database.retry_interval
+    attempts = itertools.count(1) if tries is None else range(1, tries + 1)
+    for attempt in attempts:
+        outage = _outage_of(step)
+        if outage is None:
+            waiting.update([])
+            return True
+        if attempt == tries:
+            raise exception.DatabaseUnavailable(
+                reason='%s, after %d tries ([database] max_retries)' % (
+                    exception.first_line(outage), tries))
+        waiting.update(['database'], error=exception.first_line(outage),
+                       interval=interval,
+                       tries='until it answers' if tries is None else
+                       'up to %d times' % tries)
+        if stop.wait(interval):
+            return False
+
+
+def _outage_of(step):
+    """None once ``step`` ran; the outage that stopped it otherwise."""
+    try:
+        step()
+    except Exception as exc:
+        if _is_outage(exc):
+            return exc
+        raise
+    return None
+
+
+def _is_outage(exc):
+    return (isinstance(exc, exception.DatabaseUnavailable) or
+            db_engine.is_outage(exc))
 
 
 def _serve(conf, agent, stop):

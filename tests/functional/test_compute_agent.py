@@ -144,6 +144,59 @@ class TestAgentDatabaseTrouble(base.BaseTestCase):
             lambda: _report_counts(self.database)[0] > stalled))
         self.assertIsNone(agent.process.poll())
 
+    def _locked_database(self):
+        """A database no agent can read until the lock is released."""
+        self.database = self.useFixture(
+            commands.DatabaseFile(options='timeout=0.1'))
+        lock = sqlite3.connect(self.database.path, isolation_level=None)
+        self.addCleanup(lock.close)
+        lock.execute('BEGIN EXCLUSIVE')
+        return lock
+
+    def test_waits_at_start_for_the_database_then_registers(self):
+        lock = self._locked_database()
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--host', 'compute-a'))
+        self.assertTrue(agent.wait_for_log('Cannot start, the database is '
+                                           'unavailable'), agent.log())
+        # Still waiting a few retries later, one line said.
+        self.assertFalse(commands.wait_until(
+            lambda: agent.process.poll() is not None, timeout=3))
+        lock.execute('ROLLBACK')
+
+        self.assertTrue(agent.wait_for_log('Recovered'), agent.log())
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, minimum=1,
+                                  host='compute-a')), agent.log())
+        log = agent.log()
+        self.assertEqual(1, log.count('Cannot start'), log)
+        self.assertNotIn('Traceback', log)
+
+    def test_gives_up_after_max_retries_in_one_line(self):
+        self._locked_database()
+        with open(self.database.config_file, 'a') as config:
+            config.write('max_retries = 2\nretry_interval = 1\n')
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--host', 'compute-a'))
+
+        self.assertEqual(1, agent.process.wait(30))
+        log = agent.log()
+        self.assertIn('up to 2 times', log)
+        self.assertIn('after 2 tries ([database] max_retries)', log)
+        self.assertNotIn('Traceback', log)
+        self.assertEqual(2, len(log.strip().splitlines()), log)
+
+    def test_sigterm_while_waiting_for_the_database_exits_cleanly(self):
+        self._locked_database()
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--host', 'compute-a'))
+        self.assertTrue(agent.wait_for_log('Cannot start'), agent.log())
+
+        # It waits retry_interval (10 s) between tries, but not for that.
+        agent.process.send_signal(signal.SIGTERM)
+        self.assertEqual(0, agent.process.wait(5))
+        self.assertNotIn('Traceback', agent.log())
+
     @staticmethod
     def _count_while_locked(lock):
         return lock.execute('SELECT report_count FROM services').fetchone()[0]

@@ -50,11 +50,12 @@ class _DatabaseFaultsMixin:
             server_database.ServerDatabase(self.BACKEND))
         self.proxy = self.useFixture(tcp_proxy.TCPProxy(
             self.database.url.port or DEFAULT_PORTS[self.BACKEND]))
-        deployment = self.useFixture(api_processes.Deployment(
-            self.database.url_via(self.proxy.port), workers=2,
-            database_extra=(
-                'pool_timeout = %d\nconnection_parameters = %s\n'
-                % (POOL_TIMEOUT, self.CONNECTION_PARAMETERS))))
+        self.deployment = deployment = self.useFixture(
+            api_processes.Deployment(
+                self.database.url_via(self.proxy.port), workers=2,
+                database_extra=(
+                    'pool_timeout = %d\nconnection_parameters = %s\n'
+                    % (POOL_TIMEOUT, self.CONNECTION_PARAMETERS))))
         self.api = deployment.start_api()
         self.client = self.api.client
         self.client.timeout = self.bound + 5
@@ -189,6 +190,24 @@ class _DatabaseFaultsMixin:
         self.assertNotIn('Traceback', self.api.output())
         self.assertNotIn('Unexpected', self.api.output())
         self.assertIn('Recovered', self.agent.output())
+
+    def test_an_agent_started_during_the_outage_waits_for_the_database(self):
+        # A fenced host powered on while the database is away.
+        self.proxy.cut(tcp_proxy.RESET)
+        late = self.deployment.start_agent(
+            '--driver', 'fake', '--hosts', '1', '--host-prefix', 'late-')
+        self.assertTrue(processes.wait_until(
+            lambda: 'the database is unavailable' in late.output(),
+            timeout=RECOVERY_LIMIT), late.output())
+        self.assertFalse(processes.wait_until(
+            lambda: late.process.poll() is not None, timeout=3),
+            late.output())
+
+        self.proxy.restore()
+        self.assertTrue(processes.wait_until(
+            lambda: self.heartbeats().get('late-1', 0) > 0,
+            timeout=RECOVERY_LIMIT), late.output())
+        self.assertNotIn('Traceback', late.output())
 
 
 class TestDatabaseFaultsPostgreSQL(_DatabaseFaultsMixin, testtools.TestCase):

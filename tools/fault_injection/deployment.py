@@ -47,6 +47,9 @@ threads = 8
 
 [database]
 connection = %(connection)s
+# An agent restarted during a cut waits for the database, however long.
+max_retries = -1
+retry_interval = 1
 %(database_extra)s
 %(coordination)s
 """
