@@ -50,10 +50,12 @@ def make_conf(args=None, default_config_files=None, default_config_dirs=None,
 def validate_conf(conf):
     """Read every option, so a bad value fails now, naming the option.
 
-    Also raises service_down_time above report_interval when needed.
+    Also raises service_down_time above report_interval when needed, and
+    sizes the database pool for the WSGI threads.
     """
     for group, group_opts in opts.list_opts():
         section = conf if group == 'DEFAULT' else conf[group]
         for opt in group_opts:
             getattr(section, opt.dest)
     default.check_service_down_time(conf)
+    database.size_pool_for_threads(conf)

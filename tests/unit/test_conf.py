@@ -100,3 +100,16 @@ class TestFencingGuardOption(ConfigFileTestCase):
             conf = self._make_conf(
                 '[fencing]\nmax_forced_down_fraction = %s\n' % text)
             self.assertEqual(value, conf.fencing.max_forced_down_fraction)
+
+
+class TestDatabasePool(ConfigFileTestCase):
+
+    def test_one_pooled_connection_per_wsgi_thread(self):
+        self.assertEqual(8, self._make_conf('').database.max_pool_size)
+        conf = self._make_conf('[wsgi]\nthreads = 16\n')
+        self.assertEqual(16, conf.database.max_pool_size)
+
+    def test_a_pool_size_in_the_file_wins(self):
+        conf = self._make_conf('[wsgi]\nthreads = 16\n'
+                               '[database]\nmax_pool_size = 3\n')
+        self.assertEqual(3, conf.database.max_pool_size)
