@@ -19,11 +19,11 @@ from gunicorn.app import base as gunicorn_base
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
-import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown.api import deploy
 from nova_forcedown import conf as nf_conf
+from nova_forcedown.conf import database as nf_database
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
@@ -96,7 +96,7 @@ def _dev_flavors():
 def _banner(conf, dev, host, port, flavors=()):
     lines = ['nova-forcedown-api listening on http://%s:%s/' % (host, port),
              '  auth_strategy: %s' % conf.api.auth_strategy,
-             '  database: %s' % _safe_url(conf),
+             '  database: %s' % nf_database.masked_connection(conf),
              '  migrations on start: %s' % conf.database.sync_on_startup,
              '  workers: %s x %s threads' % (conf.wsgi.workers,
                                              conf.wsgi.threads)]
@@ -107,11 +107,6 @@ def _banner(conf, dev, host, port, flavors=()):
     if conf.api.auth_strategy == 'noauth2':
         lines.append("  token: 'X-Auth-Token: admin:<project>' is an admin")
     return '\n'.join(lines)
-
-
-def _safe_url(conf):
-    return sa.engine.make_url(conf.database.connection).render_as_string(
-        hide_password=True)
 
 
 class Server(gunicorn_base.BaseApplication):
@@ -181,7 +176,8 @@ def main(argv=None):
         return 1
     except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
         print('%s: cannot use the database at %s: %s'
-              % (PROG, _safe_url(conf), exception.first_line(exc)),
+              % (PROG, nf_database.masked_connection(conf),
+                 exception.first_line(exc)),
               file=sys.stderr)
         return 1
     print(_banner(conf, server_args.dev, host, port, flavors), flush=True)

@@ -11,10 +11,10 @@ from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 import prettytable
-import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown import conf as nf_conf
+from nova_forcedown.conf import database as nf_database
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import purge as db_purge
@@ -567,19 +567,10 @@ def main(argv=None):
         return 1
     except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:
         print('nova-forcedown-manage: cannot use the database at %s: %s'
-              % (_safe_url(conf), _one_line(exc)), file=sys.stderr)
+              % (nf_database.masked_connection(conf),
+                 exception.first_line(exc)), file=sys.stderr)
         return 1
     return code or 0
-
-
-def _safe_url(conf):
-    return sa.engine.make_url(conf.database.connection).render_as_string(
-        hide_password=True)
-
-
-def _one_line(exc):
-    exc = getattr(exc, 'inner_exception', None) or exc
-    return str(getattr(exc, 'orig', None) or exc).strip().splitlines()[0]
 
 
 if __name__ == '__main__':
