@@ -25,7 +25,7 @@ from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import objects
-from nova_forcedown.servicegroup import condition_log
+from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
-from nova_forcedown.servicegroup import condition_log
+from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from nova_forcedown import notifications
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
-from nova_forcedown.servicegroup import condition_log
+from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import time
 from oslo_log import log as logging
 
 from nova_forcedown import exception
-from nova_forcedown.servicegroup import condition_log
+from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ import logging
 
 from oslotest import base
 
-from nova_forcedown.servicegroup import condition_log
+from nova_forcedown import condition_log
 from tests.unit import test_heartbeat
 
 MESSAGES = condition_log.Messages(

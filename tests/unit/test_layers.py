@@ -16,7 +16,7 @@ import nova_forcedown
 
 PACKAGE = pathlib.Path(nova_forcedown.__file__).parent
 
-_FOUNDATION = {'conf', 'exception', 'context'}
+_FOUNDATION = {'conf', 'exception', 'context', 'condition_log'}
 _DOMAIN = {'objects', 'servicegroup', 'notifications'} | _FOUNDATION
 
 # part -> the parts it may import (itself always). Only objects reach the
@@ -35,6 +35,7 @@ MAY_IMPORT = {
     'policy': {'policies'} | _FOUNDATION,
     'policies': set(),
     'context': {'exception'},
+    'condition_log': set(),
     'conf': set(),
     'exception': set(),
 }
