@@ -3,6 +3,7 @@
 import itertools
 import tempfile
 import urllib.parse
+import wsgiref.util
 
 from oslo_serialization import jsonutils
 import webob
@@ -150,88 +151,47 @@ def listing_response(key, records, render, extra=None):
     Everything is encoded before the response is returned, so an error
     still becomes a fault, not a truncated body.
     """
-    body = _ListingBody()
+    body = tempfile.SpooledTemporaryFile(max_size=LISTING_SPOOL_BYTES)
     try:
-        body.write(b'{' + jsonutils.dump_as_bytes(key) + b': [')
-        records = iter(records)
-        first = True
-        while True:
-            items = [render(record)
-                     for record in itertools.islice(records, LISTING_CHUNK)]
-            if not items:
-                break
-            if not first:
-                body.write(b', ')
-            body.write(jsonutils.dump_as_bytes(items)[1:-1])
-            first = False
-        body.write(b']')
-        for name, value in (extra or {}).items():
-            body.write(b', ' + jsonutils.dump_as_bytes(name) + b': ' +
-                       jsonutils.dump_as_bytes(value))
-        body.write(b'}')
+        _write_listing(body, key, records, render, extra)
     except BaseException:
         body.close()
         raise
     resp = webob.Response(content_type='application/json', charset='utf-8')
-    resp.app_iter = body.app_iter()
-    resp.content_length = body.size
+    resp.content_length = body.tell()
+    body.seek(0)
+    # The WSGI server closes it once sent, or when the client goes away.
+    resp.app_iter = wsgiref.util.FileWrapper(body, _SPOOL_BLOCK)
     return resp
 
 
-class _ListingBody:
-    """A listing's encoded text, in a temporary file past a size.
+def _write_listing(body, key, records, render, extra):
+    """Write the document, rendering LISTING_CHUNK records at a time.
 
-    It stays in memory up to LISTING_SPOOL_BYTES, then goes to an
-    anonymous temporary file.
-    The WSGI server copies a large body to a file of its own anyway
-    (waitress past its outbuf_overflow) before sending it: holding all of
-    it in memory as well until the request ends would make a worker as
-    large as its largest listing (65 MB of text for 100,000 hypervisor
+    The text stays in memory up to LISTING_SPOOL_BYTES, then goes to an
+    anonymous temporary file: the WSGI server copies a large body to a
+    file of its own anyway (waitress past its outbuf_overflow) before
+    sending it, so holding all of it in memory as well would make a worker
+    as large as its largest listing (65 MB of text for 100,000 hypervisor
     details at 2.1) for nothing.
     """
-
-    def __init__(self):
-        self.parts = []
-        self.size = 0
-        self.file = None
-
-    def write(self, data):
-        self.size += len(data)
-        if self.file is None:
-            self.parts.append(data)
-            if self.size <= LISTING_SPOOL_BYTES:
-                return
-            self.file = tempfile.TemporaryFile()
-            data = b''.join(self.parts)
-            self.parts = None
-        self.file.write(data)
-
-    def app_iter(self):
-        if self.file is None:
-            return self.parts
-        self.file.seek(0)
-        return _FileIter(self.file)
-
-    def close(self):
-        if self.file is not None:
-            self.file.close()
-
-
-class _FileIter:
-    """A WSGI app_iter of a file, read a block at a time, closed after."""
-
-    def __init__(self, file):
-        self.file = file
-
-    def __iter__(self):
-        while True:
-            block = self.file.read(_SPOOL_BLOCK)
-            if not block:
-                return
-            yield block
-
-    def close(self):
-        self.file.close()
+    body.write(b'{' + jsonutils.dump_as_bytes(key) + b': [')
+    records = iter(records)
+    first = True
+    while True:
+        items = [render(record)
+                 for record in itertools.islice(records, LISTING_CHUNK)]
+        if not items:
+            break
+        if not first:
+            body.write(b', ')
+        body.write(jsonutils.dump_as_bytes(items)[1:-1])
+        first = False
+    body.write(b']')
+    for name, value in (extra or {}).items():
+        body.write(b', ' + jsonutils.dump_as_bytes(name) + b': ' +
+                   jsonutils.dump_as_bytes(value))
+    body.write(b'}')
 
 
 def empty_response(status=204):
