@@ -344,3 +344,24 @@ class AggregateList(base.ObjectListBase, base.NovaForcedownObject):
         return sorted(host for host, text in
                       cls.zones_by_host(context, zone=zone).items()
                       if text == zone)
+
+
+class HostZones:
+    """The zone of each compute host: the one rule of where a host is.
+
+    A host is in the zone of its aggregates (several, joined by commas, if
+    it was put in more than one), else in ``default_availability_zone``.
+    """
+
+    def __init__(self, zones_by_host, default_zone):
+        self._zones_by_host = zones_by_host
+        self.default_zone = default_zone
+
+    @classmethod
+    def load(cls, context, conf, hosts=None):
+        """The zones of every host (one statement), or only of ``hosts``."""
+        return cls(AggregateList.zones_by_host(context, hosts),
+                   conf.default_availability_zone)
+
+    def of(self, host):
+        return self._zones_by_host.get(host) or self.default_zone

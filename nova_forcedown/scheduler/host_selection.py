@@ -19,7 +19,6 @@ from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import service as service_obj
-from nova_forcedown.servicegroup import zones as zones_mod
 
 # What an evacuation needs to know before its transaction: whether the
 # server's host is up (an evacuation is then refused), and the
@@ -91,10 +90,10 @@ def candidates(context, conf, is_up, server, services, host=None):
     # The hosts of a named zone were read as such; any other host must
     # show the server's zone.
     if zone and (host is not None or not _in_named_zone(conf, zone)):
-        zones = zones_mod.ServiceZones.load(
+        zones = aggregate_obj.HostZones.load(
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
-                  if zones.zone(service) == zone]
+                  if zones.of(service.host) == zone]
     found = [node for node in compute_node_obj.usage_of_hosts(
         context, [service.host for service in usable])
         if compute_node_obj.fits(node.capacity, node.used, server)]

@@ -39,9 +39,9 @@ class ServiceZones:
     """The zone of each service, from one read of the hosts' zones."""
 
     def __init__(self, conf, zones_by_host):
-        self._default_zone = conf.default_availability_zone
         self._internal_zone = conf.internal_service_availability_zone
-        self._zones_by_host = zones_by_host
+        self._host_zones = aggregate_obj.HostZones(
+            zones_by_host, conf.default_availability_zone)
 
     @classmethod
     def load(cls, context, conf, hosts=None):
@@ -51,7 +51,7 @@ class ServiceZones:
 
     def zone(self, service):
         if service.topic == COMPUTE_TOPIC:
-            return self._zones_by_host.get(service.host) or self._default_zone
+            return self._host_zones.of(service.host)
         return self._internal_zone
 
     def availability_zones(self, services, is_up=None):

@@ -315,8 +315,8 @@ def _views(req, servers, detail):
                     service_obj.ServiceList.get_records(
                         context, binary=service_obj.COMPUTE_BINARY,
                         hosts=looked_up)}
-    zones = (aggregate_obj.AggregateList.zones_by_host(context, looked_up)
-             if hosts else {})
+    zones = aggregate_obj.HostZones.load(
+        context, req.app.conf, looked_up) if hosts else None
     options = views.ServerOptions(
         extended=detail and context.can(policies.EXTENDED_ATTRIBUTES,
                                         target, fatal=False),
@@ -324,8 +324,7 @@ def _views(req, servers, detail):
         extra_specs=detail and context.can(policies.SHOW_FLAVOR_EXTRA_SPECS,
                                            target, fatal=False),
         links=_link_bases(req), services=services,
-        is_up=req.is_up, zones=zones,
-        default_zone=req.app.conf.default_availability_zone)
+        is_up=req.is_up, zones=zones)
     return views.Servers(req.version, options)
 
 

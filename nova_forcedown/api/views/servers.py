@@ -8,6 +8,7 @@ A listing renders thousands of servers with one :class:`Servers`.
 import hashlib
 
 from nova_forcedown.api import microversion
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base
 from nova_forcedown.objects import instance_status
 from nova_forcedown.servicegroup import host_status as host_status_rules
@@ -57,21 +58,18 @@ class ServerOptions:
     'all', 'unknown-only' or None; ``extra_specs``: the embedded flavor
     shows its extra specs; ``links``: (self base, bookmark base) URLs;
     ``services``: {host: nova-compute service}; ``is_up``: servicegroup
-    liveness; ``zones``: {host: zone}; ``default_zone``: of a host in no
-    zone's aggregate.
+    liveness; ``zones``: the HostZones of the servers' hosts.
     """
 
     def __init__(self, extended=False, host_status=None, extra_specs=False,
-                 links=('', ''), services=None, is_up=None, zones=None,
-                 default_zone=''):
+                 links=('', ''), services=None, is_up=None, zones=None):
         self.extended = extended
         self.host_status = host_status
         self.extra_specs = extra_specs
         self.self_base, self.bookmark_base = links
         self.services = services or {}
         self.is_up = is_up
-        self.zones = zones or {}
-        self.default_zone = default_zone
+        self.zones = zones or aggregate_obj.HostZones({}, '')
 
 
 class Servers:
@@ -210,8 +208,7 @@ class Servers:
 
     def _zone(self, server):
         if server.host:
-            return (self.options.zones.get(server.host) or
-                    self.options.default_zone)
+            return self.options.zones.of(server.host)
         return server.availability_zone or ''
 
     def _image(self, server):
