@@ -169,6 +169,12 @@ class ServiceHostsInstances(Conflict):
                'instances. Migrate or delete the instances first.')
 
 
+class ServiceHasMigrationsInProgress(Conflict):
+    msg_fmt = ('Unable to delete compute service that has in-progress '
+               'migrations. Complete the migrations or delete the '
+               'instances first.')
+
+
 class ServiceNotCompute(Invalid):
     msg_fmt = ('Updating a %(binary)s service is not supported. Only '
                'nova-compute services can be updated.')

@@ -47,6 +47,11 @@ TRANSITIONS = {
 # restart takes them).
 OPEN = (ACCEPTED, PRE_MIGRATING, DONE)
 
+# Statuses in which a migration no longer involves its hosts, as Nova
+# lists them for the delete of a compute service.
+OVER = ('confirmed', 'reverted', ERROR, FAILED, COMPLETED, 'cancelled',
+        DONE)
+
 # Filters matched exactly, by column.
 EXACT_FILTERS = ('instance_uuid', 'source_compute', 'status',
                  'migration_type', 'user_id', 'project_id')
@@ -207,3 +212,14 @@ def open_evacuation_counts(context, host):
                _MIGRATIONS.c.status.in_(OPEN),
                _MIGRATIONS.c.deleted == 0)
         .group_by(_MIGRATIONS.c.status)).all())
+
+
+@engine.reader
+def host_has_migrations_in_progress(context, host):
+    """Whether a migration from or to ``host`` is not yet :data:`OVER`."""
+    query = sa.select(_MIGRATIONS.c.id).where(
+        sa.or_(_MIGRATIONS.c.source_compute == host,
+               _MIGRATIONS.c.dest_compute == host),
+        _MIGRATIONS.c.status.not_in(OVER),
+        _MIGRATIONS.c.deleted == 0).limit(1)
+    return context.connection.execute(query).first() is not None

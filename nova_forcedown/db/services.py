@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from nova_forcedown.db import engine
 from nova_forcedown.db import fence_storm
+from nova_forcedown.db import migrations
 from nova_forcedown.db import models
 from nova_forcedown import exception
 
@@ -231,22 +232,35 @@ def service_has_instances(context, host):
 
 @engine.writer
 def service_destroy(context, service_id):
-    """Soft-delete a service and, for a compute, its compute nodes.
+    """Soft-delete a service; a compute's nodes too, and its memberships.
 
-    Refuses (409) to delete a compute service whose host has instances.
+    A compute service is refused (409) while its host has instances or
+    migrations in progress; once deleted, its host is in no aggregate.
     """
     service = service_get(context, service_id)
     now = timeutils.utcnow()
     if service.binary == COMPUTE_BINARY:
-        if service_has_instances(context, service.host):
-            raise exception.ServiceHostsInstances()
+        _check_host_is_empty(context, service.host)
         _destroy_nodes(context.connection, service, now)
+        _leave_aggregates(context.connection, service.host)
     result = context.connection.execute(
         sa.update(_SERVICES)
         .where(_SERVICES.c.id == service.id, _SERVICES.c.deleted == 0)
         .values(deleted=_SERVICES.c.id, deleted_at=now))
     if result.rowcount != 1:
         raise exception.ServiceNotFound(service_id=service_id)
+
+
+def _check_host_is_empty(context, host):
+    if service_has_instances(context, host):
+        raise exception.ServiceHostsInstances()
+    if migrations.host_has_migrations_in_progress(context, host):
+        raise exception.ServiceHasMigrationsInProgress()
+
+
+def _leave_aggregates(connection, host):
+    hosts = models.AggregateHost.__table__
+    connection.execute(hosts.delete().where(hosts.c.host == host))
 
 
 def _destroy_nodes(connection, service, now):
@@ -335,14 +349,14 @@ def _lock_checked_against_zone(connection, target, limit):
 def service_destroy_compute(context, service_id, limit):
     """:func:`service_destroy` of a compute service, guarded.
 
-    In its transaction, first Nova's refusal of a host with instances,
-    then the compute services of the host's zones locked and counted
-    without it: ZoneChangeLimitExceeded when that breaks the fence-storm
-    rule (``limit``, a :class:`fence_storm.FencingLimit`).
+    In its transaction, first Nova's refusal of a host with instances or
+    migrations in progress, then the compute services of the host's zones
+    locked and counted without it: ZoneChangeLimitExceeded when that
+    breaks the fence-storm rule (``limit``, a
+    :class:`fence_storm.FencingLimit`).
     """
     service = service_get(context, service_id)
-    if service_has_instances(context, service.host):
-        raise exception.ServiceHostsInstances()
+    _check_host_is_empty(context, service.host)
     fence_storm.lock_checked(
         context.connection, limit,
         fence_storm.Delta(deleted=service.host),

@@ -8,6 +8,7 @@ from oslo_utils import timeutils
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
+from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import service as service_obj
 from tests import fixtures as nf_fixtures
@@ -405,6 +406,55 @@ class ServiceDestroyTestsMixin:
                          _reload(self.context, self.service).host)
         self.assertEqual(1, len(compute_node_obj.ComputeNodeList
                                 .get_all_by_host(self.context, 'compute1')))
+
+    def _migration(self, status, **hosts):
+        with self.engine.begin() as connection:
+            connection.execute(models.Migration.__table__.insert().values(
+                status=status, migration_type='evacuation', deleted=0,
+                **hosts))
+
+    def test_a_migration_in_progress_is_refused_and_nothing_written(self):
+        for hosts in ({'source_compute': 'compute1'},
+                      {'dest_compute': 'compute1'}):
+            with self.subTest(**hosts):
+                self._migration('accepted', **hosts)
+                with nf_fixtures.recorded_statements(self.engine) as sql:
+                    self.assertRaises(
+                        exception.ServiceHasMigrationsInProgress,
+                        self.service.destroy)
+                self.assertEqual([], _writes(sql))
+                self.assertEqual('compute1',
+                                 _reload(self.context, self.service).host)
+                with self.engine.begin() as connection:
+                    connection.execute(
+                        models.Migration.__table__.update().values(
+                            status='failed'))
+
+    def test_finished_migrations_do_not_block_the_delete(self):
+        for status in ('done', 'completed', 'error', 'failed'):
+            self._migration(status, source_compute='compute1')
+        self.service.destroy()
+        self.assertRaises(exception.ServiceNotFound, _reload, self.context,
+                          self.service)
+
+    def test_the_host_leaves_its_aggregates(self):
+        make_service(self.context, host='compute2')
+        aggregates = {name: aggregate_obj.Aggregate.create(
+            self.context, name, availability_zone=zone).id
+            for name, zone in (('kept', None), ('rack', None),
+                               ('zone', 'az1'))}
+        aggregate_obj.Aggregate.add_host_to(self.context, aggregates['kept'],
+                                            'compute2')
+        for name in ('rack', 'zone'):
+            aggregate_obj.Aggregate.add_host_to(
+                self.context, aggregates[name], 'compute1')
+
+        self.service.destroy()
+
+        self.assertEqual([], list(aggregate_obj.AggregateList.get_by_host(
+            self.context, 'compute1')))
+        self.assertEqual(['compute2'], aggregate_obj.Aggregate.get_by_id(
+            self.context, aggregates['kept']).hosts)
 
     def test_deleted_instances_do_not_block_the_delete(self):
         instance = nf_fixtures.create_instance(self.context, 'compute1')
