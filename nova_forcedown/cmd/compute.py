@@ -19,13 +19,13 @@ from sqlalchemy import exc as sa_exc
 from stevedore import exception as stevedore_exc
 
 from nova_forcedown.compute import agent as compute_agent
+from nova_forcedown import condition_log
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import objects
-from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

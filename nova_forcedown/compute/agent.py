@@ -16,6 +16,7 @@ from stevedore import driver as stevedore_driver
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute import tasks as compute_tasks
+from nova_forcedown import condition_log
 from nova_forcedown import context as nf_context
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
@@ -25,7 +26,6 @@ from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup_api
-from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

@@ -16,12 +16,12 @@ import traceback
 from oslo_log import log as logging
 
 from nova_forcedown.compute.drivers import base as driver_base
+from nova_forcedown import condition_log
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
-from nova_forcedown import condition_log
 
 LOG = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ import time
 
 from oslo_log import log as logging
 
-from nova_forcedown import exception
 from nova_forcedown import condition_log
+from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
 

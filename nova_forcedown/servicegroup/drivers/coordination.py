@@ -26,9 +26,9 @@ from oslo_log import log as logging
 import tooz
 from tooz import coordination
 
+from nova_forcedown import condition_log
 from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import exception
-from nova_forcedown import condition_log
 from nova_forcedown.servicegroup.drivers import base
 from nova_forcedown.servicegroup.drivers import db
 from nova_forcedown.servicegroup import heartbeat
