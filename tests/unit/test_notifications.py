@@ -18,7 +18,9 @@ from nova_forcedown import exception
 from nova_forcedown import objects
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import service as service_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import configuration
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 
 objects.register_all()
 
@@ -124,7 +126,7 @@ class TestAggregatePayload(base.BaseTestCase):
                               aggregate, action, phase, 'ctl1')
 
 
-class TestAggregateWhenSent(nf_fixtures.DbTestCase):
+class TestAggregateWhenSent(databases.DbTestCase):
     """Which Aggregate changes notify, and what each phase shows."""
 
     def setUp(self):
@@ -133,7 +135,7 @@ class TestAggregateWhenSent(nf_fixtures.DbTestCase):
         self.useFixture(fixtures.MockPatch(
             'nova_forcedown.notifications.aggregate_changed', self._record))
         for host in ('compute1', 'compute2'):
-            nf_fixtures.create_service(self.context, host=host)
+            db_rows.create_service(self.context, host=host)
 
     def _record(self, context, aggregate, action, phase):
         # What the payload would carry at the time of the call.
@@ -270,7 +272,7 @@ class TestAggregateWhenSent(nf_fixtures.DbTestCase):
         self.assertEqual(['compute1', 'compute2'], self.sent[-1][1]['hosts'])
 
 
-class TestWhenSent(nf_fixtures.DbTestCase):
+class TestWhenSent(databases.DbTestCase):
     """Which Service writes notify, on a real SQLite database."""
 
     def setUp(self):
@@ -324,7 +326,7 @@ class TestServiceChanged(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        self.conf = self.useFixture(nf_fixtures.ConfFixture(
+        self.conf = self.useFixture(configuration.ConfFixture(
             notifications__notification_format='versioned')).conf
         self.addCleanup(notifications.reset)
         self.sent = []
@@ -333,7 +335,7 @@ class TestServiceChanged(base.BaseTestCase):
             lambda _self, *args: self.sent.append(args)))
 
     def test_disabled_by_default(self):
-        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        conf = self.useFixture(configuration.ConfFixture()).conf
         notifications.configure(conf)
         self.assertFalse(notifications.enabled())
         notifications.service_changed(None, _service(), 'update')
@@ -376,7 +378,7 @@ class TestServiceChanged(base.BaseTestCase):
 
     def test_aggregates_notify_nothing_by_default(self):
         notifications.configure(self.useFixture(
-            nf_fixtures.ConfFixture()).conf)
+            configuration.ConfFixture()).conf)
         notifications.aggregate_changed(
             None, aggregate_obj.Aggregate(uuid=AGGREGATE_UUID, name='a'),
             'create', 'start')

@@ -12,7 +12,7 @@ import yaml
 from nova_forcedown import context
 from nova_forcedown import exception
 from nova_forcedown import policy
-from tests import fixtures as nf_fixtures
+from tests.fixtures import configuration
 
 ADMIN_RULES = (
     'os_compute_api:os-services:list',
@@ -70,7 +70,7 @@ class PolicyTestCase(base.BaseTestCase):
             args = ['--config-file', self._write(
                 'nova_forcedown.conf',
                 '[oslo_policy]\npolicy_file = %s\n' % policy_file)]
-        conf = self.useFixture(nf_fixtures.ConfFixture(args)).conf
+        conf = self.useFixture(configuration.ConfFixture(args)).conf
         return policy.Authorizer(conf)
 
     def _write(self, name, text):

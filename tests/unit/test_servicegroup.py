@@ -9,7 +9,7 @@ from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup
 from nova_forcedown.servicegroup import host_status
 from nova_forcedown.servicegroup import zones
-from tests import fixtures as nf_fixtures
+from tests.fixtures import configuration
 
 NOW = datetime.datetime(2026, 11, 30, 12, 0, 0)
 
@@ -24,7 +24,7 @@ class TestIsUp(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.conf = self.useFixture(configuration.ConfFixture()).conf
         self.api = servicegroup.API(self.conf)
         self.useFixture(utils_fixture.TimeFixture(NOW))
 
@@ -79,7 +79,7 @@ class TestServiceZones(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        conf = self.useFixture(configuration.ConfFixture()).conf
         conf.set_override('default_availability_zone', 'nova-default')
         conf.set_override('internal_service_availability_zone', 'inside')
         self.zones = zones.ServiceZones(conf, {'compute1': 'az1',
@@ -104,7 +104,7 @@ class TestAvailabilityZones(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        conf = self.useFixture(configuration.ConfFixture()).conf
         self.zones = zones.ServiceZones(conf, {'c1': 'az1', 'c2': 'az1',
                                                'c3': 'az2', 'c9': 'az9'})
 

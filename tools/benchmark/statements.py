@@ -1,37 +1,17 @@
-"""The SQL statements a request runs: the project's one counter of them.
+"""Each response of the benchmark's API says how many SQL statements it ran.
 
 The benchmark's API server wraps the application in
 ``CountingMiddleware``, so that every response says in
-``X-Nova-Forcedown-SQL-Statements`` how many statements its request ran;
-the tests record statements with ``listen`` (tests/fixtures.py). The
-product itself never counts. Transaction control (BEGIN, COMMIT...) is
-not counted: oslo.db sends its own BEGIN on SQLite, and a count must be
-the same on every backend.
+``X-Nova-Forcedown-SQL-Statements`` how many statements its request ran.
+It counts with the tests' own counter (tests/fixtures/sql_statements.py),
+so a benchmark's count and a test's agree; the product itself never counts.
 """
 
-import functools
 import threading
 
-import sqlalchemy as sa
+from tests.fixtures import sql_statements
 
 HEADER = 'X-Nova-Forcedown-SQL-Statements'
-
-_TRANSACTION_CONTROL = ('BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT',
-                        'RELEASE')
-
-
-def listen(engine, record):
-    """Call ``record(statement)`` for each statement run on ``engine``.
-
-    Returns the function that stops listening.
-    """
-    def listener(conn, cursor, statement, parameters, context, executemany):
-        if not statement.lstrip().upper().startswith(_TRANSACTION_CONTROL):
-            record(statement)
-
-    sa.event.listen(engine, 'before_cursor_execute', listener)
-    return functools.partial(sa.event.remove, engine,
-                             'before_cursor_execute', listener)
 
 
 class CountingMiddleware:
@@ -44,7 +24,7 @@ class CountingMiddleware:
     def __init__(self, application, engine):
         self.application = application
         self._local = threading.local()
-        listen(engine, self._count)
+        sql_statements.listen(engine, self._count)
 
     def _count(self, statement):
         # A thread that serves no request may run statements too.

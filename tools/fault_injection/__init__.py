@@ -21,5 +21,5 @@ final recovery; every answer is judged (:mod:`.client`). It prints the
 counts and exits 1 on any violation.
 
 The relay is the tool's own (:mod:`.proxy`): the tests keep theirs
-(tests/tcp_proxy.py), and neither imports the other.
+(tests/fixtures/tcp_proxy.py), and neither imports the other.
 """

@@ -4,7 +4,7 @@ import os
 
 from gabbi import driver
 
-from tests.functional.api import fixtures
+from tests.fixtures import gabbi_fixtures
 
 TESTS_DIR = 'gabbits'
 
@@ -12,7 +12,8 @@ TESTS_DIR = 'gabbits'
 def load_tests(loader, tests, pattern):
     """Provide a TestSuite to the discovery process."""
     test_dir = os.path.join(os.path.dirname(__file__), TESTS_DIR)
+    stage = gabbi_fixtures.GabbiStage()
     return driver.build_tests(test_dir, loader, host=None,
-                              intercept=fixtures.setup_app,
-                              fixture_module=fixtures,
+                              intercept=stage.intercept,
+                              fixture_module=stage.fixture_module(),
                               test_loader_name=__name__)

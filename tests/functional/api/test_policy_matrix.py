@@ -15,14 +15,17 @@ from oslotest import base
 from nova_forcedown.api import deploy
 from nova_forcedown import context
 from nova_forcedown.objects import service as service_obj
-from tests.functional.api import fixtures
+from tests.fixtures import api_app
+from tests.fixtures import api_world
+from tests.fixtures import configuration
 
-ADMIN = 'admin:' + fixtures.ADMIN_PROJECT
-MEMBER = 'user:' + fixtures.USER_PROJECT
+ADMIN = 'admin:' + api_world.ADMIN_PROJECT
+MEMBER = 'user:' + api_world.USER_PROJECT
+FENCER = 'fencer:' + api_world.USER_PROJECT
 
 
 # (method, path, version, body, status): endpoints whose rule lets any
-# authenticated user in, unlike every endpoint of _endpoints().
+# authenticated user in, unlike every endpoint of _endpoints(ids).
 FOR_EVERYONE = [
     ('GET', '/v2.1/os-availability-zone', '2.1', None, 200),
     ('GET', '/v2/os-availability-zone', None, None, 200),
@@ -39,18 +42,16 @@ FOR_EVERYONE = [
 ]
 
 
-def _env(name):
-    return os.environ[name]
-
-
-def _endpoints():
+def _endpoints(ids):
     """(method, path, version, body, admin status); run in this order.
+
+    ``ids``: those of the rows of ``api_world.SEEDED``.
 
     Deletes come last and each removes a different service or aggregate,
     so the admin pass finds every row the earlier endpoints need.
     """
     host1 = {'host': 'host1', 'binary': 'nova-compute'}
-    aggregate = '/v2.1/os-aggregates/' + _env('MATRIX_AGGREGATE_ID')
+    aggregate = '/v2.1/os-aggregates/' + ids['MATRIX_AGGREGATE_ID']
     return [
         ('GET', '/v2.1/os-aggregates', '2.1', None, 200),
         ('GET', '/v2/os-aggregates', None, None, 200),
@@ -88,22 +89,22 @@ def _endpoints():
         ('PUT', '/v2.1/os-services/force-down', '2.11',
          dict(host1, forced_down=False), 200),
         ('PUT', '/v2/os-services/enable', None, host1, 200),
-        ('GET', '/v2.1/os-services/%s/history' % _env('HOST1_SERVICE_UUID'),
+        ('GET', '/v2.1/os-services/%s/history' % ids['HOST1_SERVICE_UUID'],
          '2.1', None, 200),
-        ('GET', '/v2/os-services/%s/history' % _env('HOST1_SERVICE_UUID'),
+        ('GET', '/v2/os-services/%s/history' % ids['HOST1_SERVICE_UUID'],
          None, None, 200),
-        ('PUT', '/v2.1/os-services/' + _env('HOST1_SERVICE_UUID'), '2.53',
+        ('PUT', '/v2.1/os-services/' + ids['HOST1_SERVICE_UUID'], '2.53',
          {'status': 'enabled'}, 200),
         ('GET', '/v2.1/os-hypervisors', '2.1', None, 200),
         ('GET', '/v2.1/os-hypervisors?with_servers=true', '2.53', None, 200),
         ('GET', '/v2.1/os-hypervisors/detail', '2.1', None, 200),
         ('GET', '/v2/os-hypervisors/detail', None, None, 200),
-        ('GET', '/v2.1/os-hypervisors/' + _env('HOST1_NODE_ID'), '2.1',
+        ('GET', '/v2.1/os-hypervisors/' + ids['HOST1_NODE_ID'], '2.1',
          None, 200),
-        ('GET', '/v2.1/os-hypervisors/' + _env('HOST1_NODE_UUID'), '2.88',
+        ('GET', '/v2.1/os-hypervisors/' + ids['HOST1_NODE_UUID'], '2.88',
          None, 200),
         ('GET', '/v2.1/os-hypervisors/statistics', '2.1', None, 200),
-        ('GET', '/v2.1/os-hypervisors/%s/uptime' % _env('HOST1_NODE_ID'),
+        ('GET', '/v2.1/os-hypervisors/%s/uptime' % ids['HOST1_NODE_ID'],
          '2.1', None, 200),
         ('GET', '/v2.1/os-hypervisors/host1/search', '2.1', None, 200),
         ('GET', '/v2.1/os-hypervisors/host1/servers', '2.1', None, 200),
@@ -114,11 +115,11 @@ def _endpoints():
          {'mark_shutdown': None}, 200),
         ('POST', '/v2.1/os-host-servers/host3/action', '2.1',
          {'os-resetState': {'state': 'error'}}, 200),
-        ('DELETE', '/v2.1/os-services/' + _env('HOST4_SERVICE_ID'), '2.1',
+        ('DELETE', '/v2.1/os-services/' + ids['HOST4_SERVICE_ID'], '2.1',
          None, 204),
-        ('DELETE', '/v2.1/os-services/' + _env('SCHEDULER_SERVICE_UUID'),
+        ('DELETE', '/v2.1/os-services/' + ids['SCHEDULER_SERVICE_UUID'],
          '2.53', None, 204),
-        ('DELETE', '/v2.1/os-aggregates/' + _env('DOOMED_AGGREGATE_ID'),
+        ('DELETE', '/v2.1/os-aggregates/' + ids['DOOMED_AGGREGATE_ID'],
          '2.1', None, 200),
         ('DELETE', '/v2.1/flavors/hidden', '2.1', None, 202),
     ]
@@ -130,9 +131,9 @@ class _AppTestCase(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        self.conf = fixtures.make_conf(**self.OVERRIDES)
+        self.conf = configuration.api_conf(**self.OVERRIDES)
         self.configure(self.conf)
-        fixtures.seeded_database(self)
+        self.world = self.useFixture(api_app.ApiWorld(api_world.SEEDED))
         self.app = deploy.load_app(self.conf)
 
     def configure(self, conf):
@@ -145,8 +146,8 @@ class _AppTestCase(base.BaseTestCase):
             headers['X-Auth-Token'] = token
         if roles:
             headers['X-Roles'] = roles
-        return fixtures.call_app(self.app, method, path, version, body,
-                                 headers)
+        return api_app.call_app(self.app, method, path, version, body,
+                                headers)
 
 
 class PolicyMatrixTest(_AppTestCase):
@@ -154,7 +155,7 @@ class PolicyMatrixTest(_AppTestCase):
     def _run(self, token, expected=None):
         wrong = []
         checks = [(endpoint, expected or endpoint[4])
-                  for endpoint in _endpoints()]
+                  for endpoint in _endpoints(self.world.ids)]
         checks += [(endpoint, expected if expected == 401 else endpoint[4])
                    for endpoint in FOR_EVERYONE]
         for (method, path, version, body, _), want in checks:
@@ -211,7 +212,7 @@ class PolicyMatrixTest(_AppTestCase):
 
     def test_servers_need_the_reader_role(self):
         resp = self.request('GET', '/v2.1/servers',
-                            'fencer:' + fixtures.USER_PROJECT,
+                            'fencer:' + api_world.USER_PROJECT,
                             roles='fencer')
         self.assertEqual(
             "Policy doesn't allow os_compute_api:servers:index to be "
@@ -259,8 +260,7 @@ class PolicyFileTest(_AppTestCase):
         self._mtime = mtime + 10
         os.utime(self.policy_file, (self._mtime, self._mtime))
 
-    def _force_down(self, forced_down, token='fencer:' + fixtures.USER_PROJECT,
-                    roles='fencer'):
+    def _force_down(self, forced_down, token=FENCER, roles='fencer'):
         return self.request(
             'PUT', '/v2.1/os-services/force-down', token, '2.11',
             {'host': 'host1', 'binary': 'nova-compute',
@@ -278,7 +278,7 @@ class PolicyFileTest(_AppTestCase):
 
     def test_other_rules_keep_their_defaults(self):
         resp = self.request('GET', '/v2.1/os-services',
-                            'fencer:' + fixtures.USER_PROJECT, roles='fencer')
+                            'fencer:' + api_world.USER_PROJECT, roles='fencer')
         self.assertEqual(403, resp.status_code)
         self.assertEqual(403, self._force_down(True, token=MEMBER,
                                                roles=None).status_code)
@@ -290,7 +290,7 @@ class PolicyFileTest(_AppTestCase):
             self.assertEqual(200, self._force_down(True, roles=roles)
                              .status_code, roles)
             resp = self.request('GET', '/v2.1/os-services',
-                                'fencer:' + fixtures.USER_PROJECT,
+                                'fencer:' + api_world.USER_PROJECT,
                                 roles=roles)
             self.assertEqual(403, resp.status_code, roles)
 

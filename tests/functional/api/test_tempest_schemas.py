@@ -6,14 +6,14 @@ tempest's schemas forbid unknown keys and require each window's keys, so
 a key shown too early, too late or with the wrong type fails here.
 """
 
-import os
-
 from oslo_serialization import jsonutils
 from oslotest import base
 import testtools
 
 from nova_forcedown.api import deploy
-from tests.functional.api import fixtures
+from tests.fixtures import api_app
+from tests.fixtures import api_world
+from tests.fixtures import configuration
 
 try:
     from tempest.lib.common import rest_client
@@ -22,8 +22,8 @@ try:
 except ImportError:  # tempest is a test requirement; see the lead's note
     rest_client = None
 
-ADMIN = 'admin:' + fixtures.ADMIN_PROJECT
-MEMBER = 'alice:' + fixtures.USER_PROJECT
+ADMIN = 'admin:' + api_world.ADMIN_PROJECT
+MEMBER = 'alice:' + api_world.USER_PROJECT
 SERVERS = ('WEB1', 'WEB2', 'DB1', 'DB2', 'PENDING')
 
 
@@ -37,16 +37,16 @@ class TempestSchemasTest(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        self.conf = fixtures.make_conf()
-        fixtures.seeded_database(self)
-        fixtures.ServersFixture().start_fixture()
-        fixtures.InstanceActionsFixture().start_fixture()
-        fixtures.MigrationsFixture().start_fixture()
+        self.conf = configuration.api_conf()
+        self.world = self.useFixture(api_app.ApiWorld(api_world.SEEDED))
+        for part in (api_world.SERVERS, api_world.INSTANCE_ACTIONS,
+                     api_world.MIGRATIONS):
+            self.world.add(part)
         self.app = deploy.load_app(self.conf)
 
     def _get(self, path, version, token):
-        resp = fixtures.call_app(self.app, 'GET', '/v2.1' + path, version,
-                                 headers={'X-Auth-Token': token})
+        resp = api_app.call_app(self.app, 'GET', '/v2.1' + path, version,
+                                headers={'X-Auth-Token': token})
         self.assertEqual(200, resp.status_code, resp.body)
         return jsonutils.loads(resp.body)
 
@@ -73,21 +73,22 @@ class TempestSchemasTest(base.BaseTestCase):
                 self.assertTrue(body['servers'])
             for label in SERVERS:
                 self._check(schemas.get_server,
-                            '/servers/' + os.environ[label + '_UUID'],
+                            '/servers/' + self.world.ids[label + '_UUID'],
                             version, ADMIN)
             self._check(schemas.get_server,
-                        '/servers/' + os.environ['WEB1_UUID'], version,
+                        '/servers/' + self.world.ids['WEB1_UUID'], version,
                         MEMBER)
 
     def test_nova_maximum_is_the_last_window(self):
         schemas = self._windows()[-1][1]
         self._check(schemas.get_server,
-                    '/servers/' + os.environ['DB2_UUID'], '2.104', ADMIN)
+                    '/servers/' + self.world.ids['DB2_UUID'], '2.104', ADMIN)
         self._check(schemas.list_servers_detail,
                     '/servers/detail?all_tenants=1&limit=2', '2.104', ADMIN)
 
     def test_instance_actions_at_every_window(self):
-        actions = '/servers/%s/os-instance-actions' % os.environ['WEB2_UUID']
+        actions = '/servers/%s/os-instance-actions' % self.world.ids[
+            'WEB2_UUID']
         for version, schemas in self._windows():
             for token in (ADMIN, MEMBER):
                 body = self._check(schemas.list_instance_actions, actions,

@@ -18,7 +18,7 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import models
 from nova_forcedown.servicegroup.drivers import db as db_driver
 from nova_forcedown.servicegroup import heartbeat
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
 from tests.unit import test_heartbeat
 
 HOSTS = 20
@@ -115,4 +115,4 @@ class _AgentLogMixin:
             return connection.execute(sa.select(models.Service)).all()
 
 
-nf_fixtures.backend_test_cases(_AgentLogMixin, globals())
+databases.backend_test_cases(_AgentLogMixin, globals())

@@ -2,7 +2,8 @@
 
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 
 Aggregate = aggregate_obj.Aggregate
 
@@ -12,7 +13,7 @@ class AggregateTestsMixin:
     def setUp(self):
         super().setUp()
         for host in ('compute1', 'compute2'):
-            nf_fixtures.create_service(self.context, host=host)
+            db_rows.create_service(self.context, host=host)
 
     def test_host_names_are_compared_exactly(self):
         aggregate = Aggregate.create(self.context, 'agg1')
@@ -47,7 +48,7 @@ class AggregateTestsMixin:
                                   availability_zone='az1')
         for aggregate in (first, second):
             Aggregate.add_host_to(self.context, aggregate.id, 'compute1')
-        nf_fixtures.create_instance(self.context, 'compute1')
+        db_rows.create_instance(self.context, 'compute1')
 
         Aggregate.remove_host_from(self.context, first.id, 'compute1')
 
@@ -68,4 +69,4 @@ class AggregateTestsMixin:
         self.assertEqual((name, metadata), (loaded.name, loaded.metadata))
 
 
-nf_fixtures.backend_test_cases(AggregateTestsMixin, globals())
+databases.backend_test_cases(AggregateTestsMixin, globals())

@@ -6,7 +6,9 @@ from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import service as service_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+from tests.fixtures import sql_statements
 
 ComputeNode = compute_node_obj.ComputeNode
 ComputeNodeList = compute_node_obj.ComputeNodeList
@@ -24,26 +26,26 @@ class _NodesMixin:
     def _add_hosts(self, count, start=1):
         nodes = []
         for number in range(start, start + count):
-            service = nf_fixtures.create_service(
+            service = db_rows.create_service(
                 self.context, host='compute%d' % number)
-            nodes.append(nf_fixtures.create_compute_node(
+            nodes.append(db_rows.create_compute_node(
                 self.context, service, hostname='node%d' % number))
         return nodes
 
     def _add_nodes_of_no_compute(self):
         """A node of a scheduler service and a node of no service at all."""
-        scheduler = nf_fixtures.create_service(
+        scheduler = db_rows.create_service(
             self.context, host='controller', binary='nova-scheduler')
-        nf_fixtures.create_compute_node(self.context, scheduler,
-                                        hostname='on-scheduler')
-        nf_fixtures.create_compute_node(self.context, None,
-                                        hostname='no-service')
+        db_rows.create_compute_node(self.context, scheduler,
+                                    hostname='on-scheduler')
+        db_rows.create_compute_node(self.context, None,
+                                    hostname='no-service')
 
 
 class ListWithServiceTestsMixin(_NodesMixin):
 
     def _listed_with_statements(self, **kwargs):
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             nodes = ComputeNodeList.get_records_with_service(
                 self.context, **kwargs)
         return nodes, statements
@@ -71,8 +73,8 @@ class ListWithServiceTestsMixin(_NodesMixin):
 
     def test_nodes_without_a_live_compute_service_are_left_out(self):
         kept, orphaned = self._add_hosts(2)
-        nf_fixtures.soft_delete_row(self.engine, models.Service,
-                                    orphaned.service_id)
+        db_rows.soft_delete_row(self.engine, models.Service,
+                                orphaned.service_id)
         self._add_nodes_of_no_compute()
 
         nodes = ComputeNodeList.get_records_with_service(self.context)
@@ -80,16 +82,16 @@ class ListWithServiceTestsMixin(_NodesMixin):
         self.assertEqual([kept.hypervisor_hostname], _hostnames(nodes))
 
     def test_node_without_service_id_joins_by_host(self):
-        service = nf_fixtures.create_service(self.context, host='legacy')
-        nf_fixtures.create_compute_node(self.context, None, host='legacy',
-                                        hostname='legacy-node')
+        service = db_rows.create_service(self.context, host='legacy')
+        db_rows.create_compute_node(self.context, None, host='legacy',
+                                    hostname='legacy-node')
         nodes = ComputeNodeList.get_records_with_service(self.context)
         self.assertEqual(['legacy-node'], _hostnames(nodes))
         self.assertEqual(service.id, nodes[0].service.id)
 
     def test_deleted_nodes_are_left_out(self):
         gone, kept = self._add_hosts(2)
-        nf_fixtures.soft_delete_row(self.engine, models.ComputeNode, gone.id)
+        db_rows.soft_delete_row(self.engine, models.ComputeNode, gone.id)
         self.assertEqual(['node2'], _hostnames(
             ComputeNodeList.get_records_with_service(self.context)))
 
@@ -135,8 +137,8 @@ class PagingTestsMixin(_NodesMixin):
 
     def test_unknown_marker_raises_marker_not_found(self):
         deleted = self.nodes[0]
-        nf_fixtures.soft_delete_row(self.engine, models.ComputeNode,
-                                    deleted.id)
+        db_rows.soft_delete_row(self.engine, models.ComputeNode,
+                                deleted.id)
         for marker in (424242, '424242', 2 ** 40, '-1', UNKNOWN_UUID,
                        'not-an-id', deleted.id, deleted.uuid):
             self.assertRaises(exception.MarkerNotFound, self._page,
@@ -149,10 +151,10 @@ class HostnamePatternTestsMixin(_NodesMixin):
         super().setUp()
         for number, hostname in enumerate(('node_1', 'nodeX1', 'node%2',
                                            'nodeab2', 'other.example.org')):
-            service = nf_fixtures.create_service(
+            service = db_rows.create_service(
                 self.context, host='compute%d' % number)
-            nf_fixtures.create_compute_node(self.context, service,
-                                            hostname=hostname)
+            db_rows.create_compute_node(self.context, service,
+                                        hostname=hostname)
 
     def _matching(self, pattern):
         return _hostnames(ComputeNodeList.get_records_with_service(
@@ -197,14 +199,14 @@ class GetRecordTestsMixin(_NodesMixin):
                               node_id)
 
     def test_node_whose_service_is_gone_is_not_found(self):
-        nf_fixtures.soft_delete_row(self.engine, models.Service,
-                                    self.node.service_id)
+        db_rows.soft_delete_row(self.engine, models.Service,
+                                self.node.service_id)
         self.assertRaises(exception.ComputeNodeNotFound,
                           ComputeNode.get_record, self.context,
                           self.node.id)
 
     def test_one_statement(self):
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             ComputeNode.get_record(self.context, self.node.uuid)
         self.assertEqual(1, len(statements), statements)
 
@@ -241,8 +243,8 @@ class StatisticsTestsMixin(_NodesMixin):
 
     def test_nodes_of_deleted_services_do_not_count(self):
         node, kept = self._add_hosts(2)
-        nf_fixtures.soft_delete_row(self.engine, models.Service,
-                                    node.service_id)
+        db_rows.soft_delete_row(self.engine, models.Service,
+                                node.service_id)
         self.assertEqual(1, ComputeNodeList.statistics(self.context)['count'])
 
     def test_no_enabled_compute_gives_zeros(self):
@@ -257,17 +259,17 @@ class RecordsTestsMixin(_NodesMixin):
     def setUp(self):
         super().setUp()
         kept, orphaned, self.fenced = self._add_hosts(3)
-        nf_fixtures.soft_delete_row(self.engine, models.Service,
-                                    orphaned.service_id)
+        db_rows.soft_delete_row(self.engine, models.Service,
+                                orphaned.service_id)
         fenced_service = service_obj.Service.get_by_id(
             self.context, self.fenced.service_id)
         fenced_service.record_heartbeat()
         fenced_service.forced_down = True
         fenced_service.save()
         self._add_nodes_of_no_compute()
-        nf_fixtures.create_service(self.context, host='legacy')
-        nf_fixtures.create_compute_node(self.context, None, host='legacy',
-                                        hostname='legacy-node')
+        db_rows.create_service(self.context, host='legacy')
+        db_rows.create_compute_node(self.context, None, host='legacy',
+                                    hostname='legacy-node')
 
     @staticmethod
     def _seen(nodes):
@@ -310,4 +312,4 @@ class RecordsTestsMixin(_NodesMixin):
 for _mixin in (ListWithServiceTestsMixin, PagingTestsMixin,
                HostnamePatternTestsMixin, GetRecordTestsMixin,
                StatisticsTestsMixin, RecordsTestsMixin):
-    nf_fixtures.backend_test_cases(_mixin, globals())
+    databases.backend_test_cases(_mixin, globals())

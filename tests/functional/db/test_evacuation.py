@@ -23,7 +23,9 @@ from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
 from nova_forcedown.scheduler import host_selection
 from nova_forcedown.servicegroup import api as servicegroup_api
-from tests import fixtures as nf_fixtures
+from tests.fixtures import configuration
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 from tests.unit import test_heartbeat
 
 GIB = 1024
@@ -36,7 +38,7 @@ class _EvacuationBase:
 
     def setUp(self):
         super().setUp()
-        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.conf = self.useFixture(configuration.ConfFixture()).conf
         self.is_up = servicegroup_api.API(self.conf).service_is_up
         now = timeutils.utcnow()
         for host, memory, fields in (
@@ -45,9 +47,9 @@ class _EvacuationBase:
                 ('dst-disabled', 64 * GIB, {'disabled': True}),
                 ('dst-down', 64 * GIB, {'forced_down': True}),
                 ('dst-elsewhere', 64 * GIB, {})):
-            service = nf_fixtures.create_service(
+            service = db_rows.create_service(
                 self.context, host=host, last_seen_up=now, **fields)
-            nf_fixtures.create_compute_node(
+            db_rows.create_compute_node(
                 self.context, service, host + '.node', memory_mb=memory,
                 vcpus=64, local_gb=1000)
         aggregate = aggregate_obj.Aggregate.create(
@@ -55,10 +57,10 @@ class _EvacuationBase:
         aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
                                             'dst-elsewhere')
         for host in ('dst-big', 'dst-small'):
-            nf_fixtures.create_instance(self.context, host, name='small',
-                                        flavor=dict(SERVER_FLAVOR,
-                                                    memory_mb=0))
-        self.uuids = [nf_fixtures.create_instance(
+            db_rows.create_instance(self.context, host, name='small',
+                                    flavor=dict(SERVER_FLAVOR,
+                                                memory_mb=0))
+        self.uuids = [db_rows.create_instance(
             self.context, 'src', name='s%d' % i, flavor=SERVER_FLAVOR,
             launched_at=now, availability_zone='nova').uuid
             for i in range(6)]
@@ -91,7 +93,7 @@ class _EvacuationMixin(_EvacuationBase):
     def test_a_seventh_server_finds_no_host(self):
         for uuid in self.uuids:
             self.evacuate(uuid)
-        extra = nf_fixtures.create_instance(
+        extra = db_rows.create_instance(
             self.context, 'src', flavor=SERVER_FLAVOR,
             launched_at=timeutils.utcnow(), availability_zone='nova').uuid
 
@@ -144,7 +146,7 @@ class _EvacuationMixin(_EvacuationBase):
                                           server.power_state))
 
     def test_a_zone_keeps_its_servers(self):
-        elsewhere = nf_fixtures.create_instance(
+        elsewhere = db_rows.create_instance(
             self.context, 'src', flavor=SERVER_FLAVOR,
             launched_at=timeutils.utcnow(), availability_zone='az2').uuid
         self.evacuate(elsewhere)
@@ -185,7 +187,7 @@ def _agent_conf():
                              register_cli=compute_cmd.CLI_OPTS)
 
 
-nf_fixtures.backend_test_cases(_EvacuationMixin, globals())
-nf_fixtures.backend_test_cases(
+databases.backend_test_cases(_EvacuationMixin, globals())
+databases.backend_test_cases(
     _ConcurrentEvacuationsMixin, globals(),
-    backend_fixtures=nf_fixtures.MIGRATED_FIXTURES[1:])
+    backend_fixtures=databases.MIGRATED_FIXTURES[1:])

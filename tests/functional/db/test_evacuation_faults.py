@@ -21,7 +21,8 @@ from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 from tests.functional.db import test_evacuation
 from tests.unit import test_heartbeat
 
@@ -189,14 +190,14 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
         moved = next(uuid for uuid in self.uuids
                      if self.hosts_of([uuid]) == ['dst-big'])
         self.dies('dst-big')
-        service = nf_fixtures.create_service(
+        service = db_rows.create_service(
             self.context, host='dst-new', last_seen_up=timeutils.utcnow())
-        nf_fixtures.create_compute_node(
+        db_rows.create_compute_node(
             self.context, service, 'dst-new.node',
             memory_mb=test_evacuation.GIB, vcpus=64, local_gb=1000)
         self.assertEqual('dst-new', self.evacuate(moved).dest_compute)
         self.alive('dst-big')
-        seventh = nf_fixtures.create_instance(
+        seventh = db_rows.create_instance(
             self.context, 'src', flavor=test_evacuation.SERVER_FLAVOR,
             launched_at=timeutils.utcnow(), availability_zone='nova').uuid
 
@@ -258,7 +259,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
                          (migration.dest_compute, migration.status))
 
 
-nf_fixtures.backend_test_cases(_EvacuationFaultsMixin, globals())
+databases.backend_test_cases(_EvacuationFaultsMixin, globals())
 
 
 class _FailingRebuild(fake_driver.FakeDriver):
@@ -303,4 +304,4 @@ class _RestartedAgentMixin(test_evacuation._EvacuationBase):
         self.assertEqual(('dst-big', 'error'), (server.host, server.vm_state))
 
 
-nf_fixtures.backend_test_cases(_RestartedAgentMixin, globals())
+databases.backend_test_cases(_RestartedAgentMixin, globals())

@@ -13,7 +13,9 @@ from nova_forcedown.db import models
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+from tests.fixtures import sql_statements
 
 HALF = fence_storm.FencingLimit(0.5, 'nova')
 AZ_KEY = db_aggregates.AZ_KEY
@@ -30,7 +32,7 @@ def _aggregate(ctxt, name, zone=None, hosts=()):
 
 def _services(ctxt, hosts, forced_down=False):
     for host in hosts:
-        nf_fixtures.create_service(ctxt, host=host, forced_down=forced_down)
+        db_rows.create_service(ctxt, host=host, forced_down=forced_down)
 
 
 def _force_down(ctxt, host):
@@ -184,7 +186,7 @@ class ZoneChangesTestsMixin:
         self.assertEqual((1, 3), _shares(self.context)['az1'])
 
     def test_a_host_with_instances_is_refused_as_nova_refuses_it(self):
-        nf_fixtures.create_instance(self.context, 'a3')
+        db_rows.create_instance(self.context, 'a3')
         self.assertRaises(exception.ServiceHostsInstances,
                           db_services.service_destroy_compute,
                           self.context, _service_id(self.context, 'a3'),
@@ -213,14 +215,14 @@ class ZoneChangesTestsMixin:
             (db_aggregates.aggregate_update, self.az2, 'rack-two',
              {AZ_KEY: 'az8'}),
         ]
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             for function, *args in changes:
                 function(self.context, *args)
         self.assertEqual([], [statement for statement in statements
                               if 'FROM services' in statement])
 
     def test_with_it_a_change_of_no_zone_reads_no_service(self):
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             db_aggregates.aggregate_host_add(self.context, self.gpu, 'a1',
                                              limit=HALF)
             db_aggregates.aggregate_metadata_update(
@@ -332,7 +334,7 @@ class ConcurrentZoneChangesTestsMixin:
         self.assertEqual((2, 5), _shares(ctxt)['az1'])
 
 
-nf_fixtures.backend_test_cases(ZoneChangesTestsMixin, globals())
+databases.backend_test_cases(ZoneChangesTestsMixin, globals())
 # An in-memory SQLite database has one connection: the race needs two.
-nf_fixtures.backend_test_cases(ConcurrentZoneChangesTestsMixin, globals(),
-                               nf_fixtures.MIGRATED_FIXTURES[1:])
+databases.backend_test_cases(ConcurrentZoneChangesTestsMixin, globals(),
+                             databases.MIGRATED_FIXTURES[1:])

@@ -7,7 +7,7 @@ import threading
 from nova_forcedown import context
 from nova_forcedown import exception
 from nova_forcedown.objects import flavor as flavor_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
 
 Flavor = flavor_obj.Flavor
 FlavorList = flavor_obj.FlavorList
@@ -131,6 +131,6 @@ class ConcurrentExtraSpecsMixin:
         self.assertIn(flavor.extra_specs['evacuable'], results)
 
 
-nf_fixtures.backend_test_cases(FlavorTestsMixin, globals())
-nf_fixtures.backend_test_cases(ConcurrentExtraSpecsMixin, globals(),
-                               nf_fixtures.MIGRATED_FIXTURES[1:])
+databases.backend_test_cases(FlavorTestsMixin, globals())
+databases.backend_test_cases(ConcurrentExtraSpecsMixin, globals(),
+                             databases.MIGRATED_FIXTURES[1:])

@@ -14,7 +14,9 @@ from nova_forcedown.objects import host_operations as operations
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import service as service_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import configuration
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 
 
 def _down(service):
@@ -30,25 +32,25 @@ class _HostsBase:
 
     def setUp(self):
         super().setUp()
-        nf_fixtures.create_service(self.context, 'compute1',
-                                   forced_down=True)
-        nf_fixtures.create_service(self.context, 'compute2')
-        self.running = nf_fixtures.create_instance(
+        db_rows.create_service(self.context, 'compute1',
+                               forced_down=True)
+        db_rows.create_service(self.context, 'compute2')
+        self.running = db_rows.create_instance(
             self.context, 'compute1', 'running', power_state=1)
-        self.stopping = nf_fixtures.create_instance(
+        self.stopping = db_rows.create_instance(
             self.context, 'compute1', 'stopping', power_state=1,
             task_state='powering-off')
-        self.gone = nf_fixtures.create_instance(
+        self.gone = db_rows.create_instance(
             self.context, 'compute1', 'gone', power_state=1)
-        nf_fixtures.soft_delete_row(self.engine, models.Instance,
-                                    self.gone.id)
-        self.elsewhere = nf_fixtures.create_instance(
+        db_rows.soft_delete_row(self.engine, models.Instance,
+                                self.gone.id)
+        self.elsewhere = db_rows.create_instance(
             self.context, 'compute2', 'elsewhere', power_state=1)
         self.asker = nf_context.RequestContext(
             user_id='fence-agent', project_id='ops', is_admin=True,
             roles=['admin'])
         # A force-down marks the host's servers powered off.
-        self.marking = self.useFixture(nf_fixtures.ConfFixture(
+        self.marking = self.useFixture(configuration.ConfFixture(
             force_down_marks_instances_shutdown=True)).conf
 
     def _states(self, server, deleted_too=False):
@@ -163,8 +165,8 @@ class _HostOperationsMixin(_HostsBase):
 
     def test_a_host_of_many_servers_is_changed_whole(self):
         for number in range(520):
-            nf_fixtures.create_instance(self.context, 'compute2',
-                                        'many-%d' % number, power_state=1)
+            db_rows.create_instance(self.context, 'compute2',
+                                    'many-%d' % number, power_state=1)
 
         changes = operations.mark_shutdown(self.asker, 'compute2', _down)
 
@@ -267,7 +269,7 @@ class _ConcurrentHostOperationsMixin(_HostsBase):
         self.assertFalse(self._forced_down('compute1'))
 
 
-nf_fixtures.backend_test_cases(_HostOperationsMixin, globals())
-nf_fixtures.backend_test_cases(
+databases.backend_test_cases(_HostOperationsMixin, globals())
+databases.backend_test_cases(
     _ConcurrentHostOperationsMixin, globals(),
-    backend_fixtures=nf_fixtures.MIGRATED_FIXTURES[1:])
+    backend_fixtures=databases.MIGRATED_FIXTURES[1:])

@@ -2,7 +2,9 @@
 
 from nova_forcedown.db import models
 from nova_forcedown.objects import instance as instance_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+from tests.fixtures import sql_statements
 
 InstanceList = instance_obj.InstanceList
 
@@ -13,10 +15,10 @@ class InstanceListTestsMixin:
         super().setUp()
         for host, name in (('compute1', 'web1'), ('compute2', 'db1'),
                            ('compute1', 'web2'), ('compute3', 'cache1')):
-            nf_fixtures.create_instance(self.context, host, name=name)
-        gone = nf_fixtures.create_instance(self.context, 'compute1',
-                                           name='deleted')
-        nf_fixtures.soft_delete_row(self.engine, models.Instance, gone.id)
+            db_rows.create_instance(self.context, host, name=name)
+        gone = db_rows.create_instance(self.context, 'compute1',
+                                       name='deleted')
+        db_rows.soft_delete_row(self.engine, models.Instance, gone.id)
 
     def _names(self, instances):
         return [instance.display_name for instance in instances]
@@ -30,13 +32,13 @@ class InstanceListTestsMixin:
 
     def test_one_statement_for_many_hosts(self):
         hosts = ['compute%d' % number for number in range(1, 40)]
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             instances = InstanceList.get_by_hosts(self.context, hosts)
         self.assertEqual(4, len(instances))
         self.assertEqual(1, len(statements), statements)
 
     def test_no_hosts_means_no_instances_and_no_sql(self):
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             self.assertEqual([], self._names(
                 InstanceList.get_by_hosts(self.context, [])))
         self.assertEqual([], statements)
@@ -50,4 +52,4 @@ class InstanceListTestsMixin:
             InstanceList.get_by_host(self.context, 'compute1')))
 
 
-nf_fixtures.backend_test_cases(InstanceListTestsMixin, globals())
+databases.backend_test_cases(InstanceListTestsMixin, globals())

@@ -22,7 +22,9 @@ from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_operations as operations
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+from tests.fixtures import sql_statements
 from tests.unit import test_heartbeat
 
 OWNER = 'owner-project'
@@ -122,7 +124,7 @@ class _InstanceTasksMixin(_TasksBase):
             ['fake-compute-%d' % i for i in range(1, 2001)], self.conf,
             test_heartbeat.FakeClock())
         for runner in (self.runner, many):
-            with nf_fixtures.recorded_statements(self.engine) as statements:
+            with sql_statements.recorded_statements(self.engine) as statements:
                 self.assertEqual(0, runner.run_pending())
             self.assertEqual(1, len(statements), statements)
 
@@ -136,8 +138,8 @@ class _InstanceTasksMixin(_TasksBase):
         self.assertEqual(('error', None, 1), self._states())
 
     def test_a_server_never_launched_cannot_stop(self):
-        server = nf_fixtures.create_instance(self.context, 'fake-compute-1',
-                                             name='never-launched')
+        server = db_rows.create_instance(self.context, 'fake-compute-1',
+                                         name='never-launched')
         error = self.assertRaises(exception.InstanceInvalidState,
                                   operations.stop, self.asker, server.uuid)
         self.assertEqual("Instance %s is in an invalid state for 'stop'"
@@ -214,8 +216,8 @@ class _FailedTasksMixin(_TasksBase):
         self.assertIn('the hypervisor is not answering', events[0].traceback)
 
 
-nf_fixtures.backend_test_cases(_InstanceTasksMixin, globals())
-nf_fixtures.backend_test_cases(_FailedTasksMixin, globals())
-nf_fixtures.backend_test_cases(
+databases.backend_test_cases(_InstanceTasksMixin, globals())
+databases.backend_test_cases(_FailedTasksMixin, globals())
+databases.backend_test_cases(
     _ConcurrentStopsMixin, globals(),
-    backend_fixtures=nf_fixtures.MIGRATED_FIXTURES[1:])
+    backend_fixtures=databases.MIGRATED_FIXTURES[1:])

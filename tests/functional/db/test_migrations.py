@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from nova_forcedown.db import models
 from nova_forcedown.db import schema
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import sql_statements
 
 INITIAL = '0001_initial'
 FORCED_DOWN = '0002_services_forced_down'
@@ -203,7 +204,7 @@ class MigrationsMixin:
         schema.db_sync(self.engine)
         before = sa.inspect(self.engine).get_columns('services')
 
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             schema.db_sync(self.engine)
 
         changes = [statement for statement in statements
@@ -217,8 +218,8 @@ class MigrationsMixin:
                          repr(sa.inspect(self.engine).get_columns('services')))
 
 
-nf_fixtures.backend_test_cases(MigrationsMixin, globals(),
-                               nf_fixtures.EMPTY_FIXTURES)
+databases.backend_test_cases(MigrationsMixin, globals(),
+                             databases.EMPTY_FIXTURES)
 
 
 class ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
@@ -234,5 +235,5 @@ class ModelsMigrationsSyncMixin(test_migrations.ModelsMigrationsSync):
         return models.Base.metadata
 
 
-nf_fixtures.backend_test_cases(ModelsMigrationsSyncMixin, globals(),
-                               nf_fixtures.EMPTY_FIXTURES)
+databases.backend_test_cases(ModelsMigrationsSyncMixin, globals(),
+                             databases.EMPTY_FIXTURES)

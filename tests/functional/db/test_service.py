@@ -11,9 +11,11 @@ from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import service as service_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+from tests.fixtures import sql_statements
 
-make_service = nf_fixtures.create_service
+make_service = db_rows.create_service
 
 _WRITES = ('INSERT', 'UPDATE', 'DELETE')
 
@@ -68,7 +70,7 @@ class ServiceSaveTestsMixin:
 
     def _save_statements(self, service):
         """The statements of a save, but SQLite's write lock taken first."""
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             service.save()
         return [statement for statement in statements
                 if statement != str(db_engine.TAKE_WRITE_LOCK)]
@@ -215,7 +217,7 @@ class RecordHeartbeatTestsMixin:
     def test_heartbeat_writes_only_report_count_and_last_seen_up(self):
         service = make_service(self.context)
 
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             service.record_heartbeat()
 
         writes = _writes(statements)
@@ -314,7 +316,7 @@ class RecordHeartbeatsTestsMixin:
             'nova_forcedown.db.services.HEARTBEAT_CHUNK', 2))
         services = self._services(5)
 
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             service_obj.ServiceList.record_heartbeats(services)
 
         self.assertEqual(3, len(_writes(statements)), statements)
@@ -334,7 +336,7 @@ class ServiceListTestsMixin:
                              ('api1', 'nova-metadata')):
             make_service(self.context, host=host, binary=binary)
         gone = make_service(self.context, host='compute3')
-        nf_fixtures.soft_delete_row(self.engine, models.Service, gone.id)
+        db_rows.soft_delete_row(self.engine, models.Service, gone.id)
 
     def _listed(self, **filters):
         services = service_obj.ServiceList.get_all(self.context, **filters)
@@ -379,7 +381,7 @@ class ServiceListTestsMixin:
         self.assertNotIn('api1', {host for host, _ in listed})
 
     def test_filtering_happens_in_one_sql_statement(self):
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             listed = self._listed(host='controller', include_api=False)
         self.assertEqual(2, len(listed))
         self.assertEqual(1, len(statements), statements)
@@ -391,13 +393,13 @@ class ServiceDestroyTestsMixin:
     def setUp(self):
         super().setUp()
         self.service = make_service(self.context)
-        self.node = nf_fixtures.create_compute_node(self.context,
-                                                    self.service)
+        self.node = db_rows.create_compute_node(self.context,
+                                                self.service)
 
     def test_compute_with_instances_is_refused_and_nothing_written(self):
-        nf_fixtures.create_instance(self.context, 'compute1')
+        db_rows.create_instance(self.context, 'compute1')
 
-        with nf_fixtures.recorded_statements(self.engine) as statements:
+        with sql_statements.recorded_statements(self.engine) as statements:
             self.assertRaises(exception.ServiceHostsInstances,
                               self.service.destroy)
 
@@ -457,9 +459,9 @@ class ServiceDestroyTestsMixin:
             self.context, aggregates['kept']).hosts)
 
     def test_deleted_instances_do_not_block_the_delete(self):
-        instance = nf_fixtures.create_instance(self.context, 'compute1')
-        nf_fixtures.soft_delete_row(self.engine, models.Instance,
-                                    instance.id)
+        instance = db_rows.create_instance(self.context, 'compute1')
+        db_rows.soft_delete_row(self.engine, models.Instance,
+                                instance.id)
         self.service.destroy()
         self.assertRaises(exception.ServiceNotFound, _reload, self.context,
                           self.service)
@@ -485,7 +487,7 @@ class ServiceDestroyTestsMixin:
 
     def test_other_binaries_ignore_instances_and_keep_nodes(self):
         scheduler = make_service(self.context, binary='nova-scheduler')
-        nf_fixtures.create_instance(self.context, 'compute1')
+        db_rows.create_instance(self.context, 'compute1')
 
         scheduler.destroy()
 
@@ -540,4 +542,4 @@ for _mixin in (ServiceTestsMixin, UpdateComputeTestsMixin,
                RecordHeartbeatTestsMixin, RecordHeartbeatsTestsMixin,
                ServiceListTestsMixin,
                ServiceDestroyTestsMixin):
-    nf_fixtures.backend_test_cases(_mixin, globals())
+    databases.backend_test_cases(_mixin, globals())

@@ -11,7 +11,8 @@ from nova_forcedown.db import service_history as db_history
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.objects import service_history
-from tests import fixtures as nf_fixtures
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 
 Change = service_history.Change
 
@@ -48,8 +49,8 @@ class HistoryTestsMixin:
 
     def setUp(self):
         super().setUp()
-        self.service = nf_fixtures.create_service(self.context,
-                                                  host='compute1')
+        self.service = db_rows.create_service(self.context,
+                                              host='compute1')
 
     def test_each_change_records_who_when_which_request_and_what(self):
         ctxt = _request_context()
@@ -119,7 +120,7 @@ class HistoryTestsMixin:
     def test_pages_newest_first_after_a_marker(self):
         for forced_down in (True, False, True, False, True):
             _update(self.context, 'compute1', forced_down=forced_down)
-        nf_fixtures.create_service(self.context, host='compute2')
+        db_rows.create_service(self.context, host='compute2')
         _update(self.context, 'compute2', forced_down=True)
 
         first = service_history.get_for_host(self.context, 'compute1',
@@ -150,9 +151,9 @@ class FencingGuardTestsMixin:
     def setUp(self):
         super().setUp()
         for number in range(1, 8):
-            nf_fixtures.create_service(self.context, host='host%d' % number)
-        nf_fixtures.create_service(self.context, host='host1',
-                                   binary='nova-scheduler')
+            db_rows.create_service(self.context, host='host%d' % number)
+        db_rows.create_service(self.context, host='host1',
+                               binary='nova-scheduler')
         _zone(self.context, 'az1', 'host5', 'host6')
         _zone(self.context, 'az2', 'host7')
 
@@ -227,7 +228,7 @@ class ConcurrentGuardTestsMixin:
 
     def test_concurrent_force_downs_never_pass_the_limit_together(self):
         for number in range(self.HOSTS):
-            nf_fixtures.create_service(self.context, host='host%d' % number)
+            db_rows.create_service(self.context, host='host%d' % number)
         start = threading.Barrier(self.HOSTS)
         outcomes = []
 
@@ -254,8 +255,8 @@ class ConcurrentGuardTestsMixin:
 
 
 for _mixin in (HistoryTestsMixin, FencingGuardTestsMixin):
-    nf_fixtures.backend_test_cases(_mixin, globals())
+    databases.backend_test_cases(_mixin, globals())
 # An in-memory SQLite database has one connection: test_sqlite_concurrency
 # runs this race on a file, through the app.
-nf_fixtures.backend_test_cases(ConcurrentGuardTestsMixin, globals(),
-                               nf_fixtures.MIGRATED_FIXTURES[1:])
+databases.backend_test_cases(ConcurrentGuardTestsMixin, globals(),
+                             databases.MIGRATED_FIXTURES[1:])

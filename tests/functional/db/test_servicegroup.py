@@ -5,8 +5,10 @@ import time
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup
 from nova_forcedown.servicegroup.drivers import coordination
-from tests import fixtures as nf_fixtures
-from tests import redis_fixtures
+from tests.fixtures import configuration
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+from tests.fixtures import redis_servers
 
 # Longest a test waits for the heartbeat thread; it normally takes
 # milliseconds, as the first heartbeat is sent at once.
@@ -23,11 +25,11 @@ def _wait_for(condition):
     return True
 
 
-class TestDbDriverJoin(nf_fixtures.DbTestCase):
+class TestDbDriverJoin(databases.DbTestCase):
 
     def setUp(self):
         super().setUp()
-        self.conf = self.useFixture(nf_fixtures.ConfFixture()).conf
+        self.conf = self.useFixture(configuration.ConfFixture()).conf
         self.api = servicegroup.API(self.conf)
 
     def _join(self, service):
@@ -36,7 +38,7 @@ class TestDbDriverJoin(nf_fixtures.DbTestCase):
         return handle
 
     def test_join_heartbeats_the_service(self):
-        service = nf_fixtures.create_service(self.context)
+        service = db_rows.create_service(self.context)
         self.assertIsNone(service.last_seen_up)
 
         handle = self._join(service)
@@ -52,7 +54,7 @@ class TestDbDriverJoin(nf_fixtures.DbTestCase):
         self.assertTrue(self.api.service_is_up(stored))
 
     def test_forced_down_service_heartbeats_but_stays_down(self):
-        service = nf_fixtures.create_service(self.context, forced_down=True)
+        service = db_rows.create_service(self.context, forced_down=True)
 
         handle = self._join(service)
         self.assertTrue(_wait_for(lambda: service.report_count >= 1))
@@ -69,14 +71,14 @@ class TestToozDriverJoin(TestDbDriverJoin):
 
     def setUp(self):
         super().setUp()
-        redis = self.useFixture(redis_fixtures.RedisNamespace())
+        redis = self.useFixture(redis_servers.RedisNamespace())
         self.conf.set_override('servicegroup_driver', 'tooz')
         self.conf.set_override('backend_url', redis.url,
                                group='coordination')
         self.api = servicegroup.API(self.conf)
 
     def test_joined_service_is_a_member_of_the_backend(self):
-        service = nf_fixtures.create_service(self.context)
+        service = db_rows.create_service(self.context)
         self._join(service)
         self.assertTrue(_wait_for(
             lambda: coordination.member_id(service) in

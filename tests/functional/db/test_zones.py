@@ -10,7 +10,9 @@ from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import instance as instance_obj
-from tests import fixtures as nf_fixtures
+from tests.fixtures import configuration
+from tests.fixtures import databases
+from tests.fixtures import db_rows
 
 Aggregate = aggregate_obj.Aggregate
 AggregateList = aggregate_obj.AggregateList
@@ -21,9 +23,9 @@ class ZonesMixin:
     def setUp(self):
         super().setUp()
         for host in ('compute1', 'compute2', 'compute3'):
-            nf_fixtures.create_service(self.context, host=host)
-        nf_fixtures.create_service(self.context, host='controller',
-                                   binary='nova-scheduler')
+            db_rows.create_service(self.context, host=host)
+        db_rows.create_service(self.context, host='controller',
+                               binary='nova-scheduler')
 
     def _zone_aggregate(self, name, zone, *hosts):
         aggregate = Aggregate.create(self.context, name,
@@ -96,7 +98,7 @@ class ZonesMixin:
 
     def test_services_listing_shows_the_zones(self):
         self._zone_aggregate('rack1', 'az1', 'compute1')
-        conf = self.useFixture(nf_fixtures.ConfFixture(
+        conf = self.useFixture(configuration.ConfFixture(
             api__auth_strategy='noauth2')).conf
         response = webob.Request.blank(
             '/v2.1/os-services', headers={'X-Auth-Token': 'admin:admin'}
@@ -108,4 +110,4 @@ class ZonesMixin:
                          zones)
 
 
-nf_fixtures.backend_test_cases(ZonesMixin, globals())
+databases.backend_test_cases(ZonesMixin, globals())

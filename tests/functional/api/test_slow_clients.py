@@ -1,0 +1,171 @@
+"""Slow, stalled and broken clients against the real nova-forcedown-api.
+
+The server runs one worker of two threads, so a client that could hold a
+thread while it dribbles its request would starve it with two connections;
+these tests open twenty times that many.
+"""
+
+import json
+import os
+import socket
+
+import fixtures
+import testtools
+
+from tests.fixtures import processes
+
+ADMIN = {'X-Auth-Token': 'admin:0123abcd'}
+SILENCE_TIMEOUT = 2
+DISABLE = (b'PUT /v2.1/os-services/disable HTTP/1.1\r\nHost: test\r\n'
+           b'X-Auth-Token: admin:0123abcd\r\n'
+           b'Content-Type: application/json\r\n')
+
+
+class _ServerTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.state = self.useFixture(fixtures.TempDir()).path
+        self.config = processes.write_config(self.state, (
+            '[DEFAULT]\nstate_path = %s\n'
+            '[wsgi]\nworkers = 1\nthreads = 2\nclient_socket_timeout = %d\n'
+            % (self.state, SILENCE_TIMEOUT)))
+        self.port = processes.free_port()
+        self.server = self.useFixture(processes.Process(
+            [processes.script('nova-forcedown-api'), '--dev',
+             '--config-file', self.config, '--port', str(self.port)]))
+        processes.wait_for_http('http://127.0.0.1:%d/' % self.port,
+                                process=self.server.process)
+
+    def connect(self):
+        sock = socket.create_connection(('127.0.0.1', self.port), timeout=30)
+        self.addCleanup(sock.close)
+        return sock
+
+    def exchange(self, raw):
+        """Send ``raw``, then read until the server closes the connection."""
+        sock = self.connect()
+        sock.sendall(raw)
+        return _read_to_close(sock)
+
+    def list_services(self):
+        return processes.http_get(
+            'http://127.0.0.1:%d/v2.1/os-services' % self.port, ADMIN,
+            timeout=10)
+
+    def assertNoTraceback(self):
+        self.assertNotIn('Traceback', self.server.output())
+
+
+def _read_to_close(sock):
+    received = b''
+    while True:
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            return received
+        if not data:
+            return received
+        received += data
+
+
+def _fault(response):
+    head, _, body = response.partition(b'\r\n\r\n')
+    status = int(head.split(b' ', 2)[1])
+    return status, json.loads(body)
+
+
+class TestSlowClients(_ServerTestCase):
+
+    def test_slow_and_stalled_clients_hold_no_thread(self):
+        for number in range(40):
+            sock = self.connect()
+            if number % 2:
+                # Headers complete, then one byte of a 1000-byte body.
+                sock.sendall(DISABLE + b'Content-Length: 1000\r\n\r\n{')
+            else:
+                # Headers sent a byte at a time, and then nothing.
+                sock.sendall(b'G')
+                sock.sendall(b'E')
+        for _ in range(10):
+            status, body = self.list_services()
+            self.assertEqual(200, status, body)
+        self.assertNoTraceback()
+
+    def test_a_silent_connection_is_closed(self):
+        sock = self.connect()
+        sock.sendall(DISABLE + b'Content-Length: 1000\r\n\r\n{')
+        # The server answers nothing and closes it after
+        # client_socket_timeout; the 30 s socket timeout would raise.
+        self.assertEqual(b'', _read_to_close(sock))
+        self.assertNoTraceback()
+
+
+class TestBrokenTransfers(_ServerTestCase):
+
+    def test_bad_chunk_size_is_a_400_fault(self):
+        status, body = _fault(self.exchange(
+            DISABLE + b'Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n'
+            b'0\r\n\r\n'))
+        self.assertEqual(400, status)
+        self.assertEqual(400, body['badRequest']['code'])
+
+    def test_unterminated_chunk_is_a_400_fault(self):
+        status, body = _fault(self.exchange(
+            DISABLE + b'Transfer-Encoding: chunked\r\n\r\n2\r\n{}XX'
+            b'0\r\n\r\n'))
+        self.assertEqual(400, status)
+        self.assertIn('badRequest', body)
+
+    def test_headers_over_the_limit_are_refused(self):
+        sock = self.connect()
+        sock.sendall(b'GET /v2.1/os-services HTTP/1.1\r\nHost: test\r\n'
+                     b'X-Padding: ' + b'a' * 60000 + b'\r\n')
+        sock.sendall(b'X-More: ' + b'a' * 10000 + b'\r\n\r\n')
+        status, body = _fault(_read_to_close(sock))
+        self.assertEqual(431, status)
+        self.assertIn('badRequest', body)
+
+    def test_a_client_gone_mid_body_changes_nothing(self):
+        sock = self.connect()
+        sock.sendall(DISABLE + b'Content-Length: 1000\r\n\r\n'
+                     b'{"host": "x", "binary": "nova-compute"')
+        sock.close()
+        status, body = self.list_services()
+        self.assertEqual(200, status)
+        self.assertEqual({'services': []}, json.loads(body))
+        self.assertNoTraceback()
+
+
+class TestHostlessRequests(_ServerTestCase):
+
+    def test_links_name_the_bound_address(self):
+        response = self.exchange(b'GET /v2.1 HTTP/1.0\r\n\r\n')
+        body = json.loads(response.partition(b'\r\n\r\n')[2])
+        self.assertEqual('http://127.0.0.1:%d/v2.1/' % self.port,
+                         body['version']['links'][0]['href'])
+
+
+class TestServersSideBySide(testtools.TestCase):
+
+    def test_each_server_owns_its_control_socket(self):
+        home = self.useFixture(fixtures.TempDir()).path
+        self.useFixture(fixtures.EnvironmentVariable('HOME', home))
+        self.useFixture(fixtures.EnvironmentVariable('XDG_RUNTIME_DIR'))
+        states = []
+        for _ in range(2):
+            state = self.useFixture(fixtures.TempDir()).path
+            config = processes.write_config(
+                state, '[DEFAULT]\nstate_path = %s\n' % state)
+            port = processes.free_port()
+            server = self.useFixture(processes.Process(
+                [processes.script('nova-forcedown-api'), '--dev',
+                 '--config-file', config, '--port', str(port)]))
+            processes.wait_for_http('http://127.0.0.1:%d/' % port,
+                                    process=server.process)
+            states.append((state, port))
+        for state, port in states:
+            control = os.path.join(state, 'nova-forcedown-api-%d.ctl' % port)
+            self.assertTrue(processes.wait_until(
+                lambda: os.path.exists(control)), control)
+        self.assertFalse(os.path.exists(os.path.join(home, '.gunicorn')))

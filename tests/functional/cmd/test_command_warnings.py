@@ -1,0 +1,102 @@
+"""No command of the project prints eventlet's deprecation warning.
+
+oslo.versionedobjects imports oslo.messaging, which loads oslo.service's
+eventlet back end; eventlet warns on import that it is deprecated. Each
+command runs here as a real process, as a user runs it (console script,
+``python -m``, the WSGI module, the benchmark), with Python's default
+warning filters, and what it printed must carry no such warning.
+"""
+
+import os
+import sys
+
+from oslotest import base
+
+import nova_forcedown
+from tests.fixtures import commands
+from tests.fixtures import processes
+
+# Python's own defaults, whatever the shell running the tests exported.
+DEFAULT_WARNINGS = {'PYTHONWARNINGS': ''}
+
+# The checkout, from which ``python -m tools.benchmark`` runs.
+CHECKOUT = os.path.dirname(os.path.dirname(
+    os.path.abspath(nova_forcedown.__file__)))
+
+SCRIPTS = ('nova-forcedown-api', 'nova-forcedown-compute',
+           'nova-forcedown-manage', 'nova-forcedown-status')
+
+
+class TestNoEventletWarning(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(commands.DatabaseFile())
+
+    def assertQuiet(self, output):
+        self.assertNotIn('eventlet', output.lower())
+        self.assertNotIn('DeprecationWarning', output)
+
+    def _run(self, *argv, env=None, cwd=None):
+        env = dict(DEFAULT_WARNINGS, **(env or {}))
+        result = processes.run(list(argv), env=env, cwd=cwd)
+        self.assertEqual(0, result.returncode, result.stderr)
+        return result
+
+    def test_help_of_every_console_script(self):
+        for name in SCRIPTS:
+            result = self._run(processes.script(name), '--help')
+            self.assertIn('usage', result.stdout.lower())
+            self.assertQuiet(result.stderr)
+
+    def test_help_of_every_command_module(self):
+        for module in ('api', 'compute', 'manage', 'status'):
+            result = self._run(sys.executable, '-m',
+                               'nova_forcedown.cmd.' + module, '--help')
+            self.assertQuiet(result.stderr)
+
+    def test_benchmark_help(self):
+        result = self._run(sys.executable, '-m', 'tools.benchmark', '--help',
+                           cwd=CHECKOUT)
+        self.assertIn('--hosts', result.stdout)
+        self.assertQuiet(result.stderr)
+
+    def test_manage_and_status_on_a_database(self):
+        config = ('--config-file', self.database.config_file)
+        for argv in (('nova-forcedown-manage', *config, 'db', 'version'),
+                     ('nova-forcedown-manage', *config, 'service', 'list'),
+                     ('nova-forcedown-manage', *config, 'aggregate', 'list'),
+                     ('nova-forcedown-manage', *config, 'availability_zone',
+                      'list'),
+                     ('nova-forcedown-status', *config, 'upgrade',
+                      'check')):
+            result = self._run(processes.script(argv[0]), *argv[1:])
+            self.assertQuiet(result.stderr)
+
+    def test_wsgi_module_import(self):
+        result = self._run(
+            sys.executable, '-c', 'import nova_forcedown.wsgi.api',
+            env={'NOVA_FORCEDOWN_CONFIG_FILE': self.database.config_file})
+        self.assertQuiet(result.stderr)
+
+    def test_running_agent(self):
+        agent = self.useFixture(processes.Process(
+            [processes.script('nova-forcedown-compute'), '--config-file',
+             self.database.config_file, '--host', 'compute-a'],
+            env=DEFAULT_WARNINGS))
+        self.assertTrue(commands.wait_until(
+            lambda: [row['report_count'] for row in
+                     self.database.services()] >= [2]))
+        self.assertEqual(0, agent.stop())
+        self.assertQuiet(agent.output())
+
+    def test_running_api_server(self):
+        port = processes.free_port()
+        server = self.useFixture(processes.Process(
+            [processes.script('nova-forcedown-api'), '--dev',
+             '--config-file', self.database.config_file,
+             '--port', str(port)], env=DEFAULT_WARNINGS))
+        processes.wait_for_http('http://127.0.0.1:%d/' % port,
+                                process=server.process)
+        self.assertEqual(0, server.stop())
+        self.assertQuiet(server.output())

@@ -1,0 +1,218 @@
+"""End to end: the ``openstack`` command as an operator types it.
+
+The real API server takes Keystone tokens from a real Keystone on loopback
+(``openstack server list`` needs an identity v3 service: an admin token on
+one endpoint stops it before it calls the compute API), whose catalog names
+the API as the compute endpoint. A fake-driver agent registers two hosts
+with three servers each, as in the README's walkthrough. Each command runs
+as a subprocess with an admin's openrc variables and ``-f json``, and the
+tests read what it prints.
+"""
+
+import json
+import os
+import subprocess
+
+from tests.fixtures import keystone_server
+from tests.fixtures import processes
+from tests.functional.e2e import test_end_to_end_servers
+
+FAILED_HOST = test_end_to_end_servers.FAILED_HOST
+OWNER = test_end_to_end_servers.OWNER
+CLASSIC = ['m1.tiny', 'm1.small', 'm1.medium', 'm1.large', 'm1.xlarge']
+
+
+class CliTestCase(test_end_to_end_servers.ServersTestCase):
+    """One Keystone per class; per test an API, its catalog entry, hosts."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.keystone = keystone_server.KeystoneServer()
+        cls.keystone.setUp()
+        cls.addClassCleanup(cls.keystone.cleanUp)
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(self.keystone.add_compute_endpoint(
+            self.endpoint + '/v2.1'))
+
+    def api_config_files(self):
+        return super().api_config_files() + self.keystone.api_config_files()
+
+    def run_client(self, command, *args):
+        """The finished ``command ARGS`` (openstack, nova), as an admin.
+
+        The environment is this one without its OS_* variables (the test
+        runner's included), plus the admin's openrc.
+        """
+        environment = {name: value for name, value in os.environ.items()
+                       if not name.startswith('OS_')}
+        environment.update(self.keystone.admin_environment())
+        return subprocess.run(
+            [processes.script(command), *args], capture_output=True,
+            text=True, timeout=120, stdin=subprocess.DEVNULL,
+            env=environment)
+
+    def client_output(self, command, *args):
+        """What ``command ARGS`` prints; a failed command fails the test."""
+        result = self.run_client(command, *args)
+        self.assertEqual(0, result.returncode,
+                         '%s %s:\n%s%s\nAPI log:\n%s' % (
+                             command, ' '.join(args), result.stdout,
+                             result.stderr, self.api.output()[-3000:]))
+        return result.stdout
+
+    def openstack(self, *args):
+        return self.client_output('openstack', *args)
+
+    def openstack_json(self, *args):
+        return json.loads(self.openstack(*args, '-f', 'json'))
+
+    def servers_of(self, host):
+        return self.openstack_json('server', 'list', '--all-projects',
+                                   '--host', host, '--long')
+
+    def server(self, server_id):
+        return self.openstack_json('server', 'show', server_id)
+
+
+class TestServersWithTheCli(CliTestCase):
+
+    def test_a_hosts_servers_with_the_long_columns(self):
+        servers = self.servers_of(FAILED_HOST)
+
+        self.assertEqual(['e2e-1-server-3', 'e2e-1-server-2',
+                          'e2e-1-server-1'],
+                         [server['Name'] for server in servers])
+        for server in servers:
+            self.assertEqual(
+                ('ACTIVE', FAILED_HOST, OWNER, 'fake.small', 'nova', 'UP'),
+                (server['Status'], server['Host'], server['Project ID'],
+                 server['Flavor'], server['Availability Zone'],
+                 server['Host Status']))
+            # No image service here: the servers have no image, which the
+            # CLI shows as it shows a server booted from a volume.
+            self.assertEqual('N/A (booted from volume)', server['Image ID'])
+
+    def test_show_a_server_by_id(self):
+        (listed, *_) = self.servers_of(FAILED_HOST)
+        server = self.server(listed['ID'])
+
+        self.assertEqual(
+            (listed['Name'], 'ACTIVE', 'active', FAILED_HOST, FAILED_HOST,
+             'UP', False, OWNER),
+            (server['name'], server['status'],
+             server['OS-EXT-STS:vm_state'], server['OS-EXT-SRV-ATTR:host'],
+             server['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+             server['host_status'], server['locked'], server['project_id']))
+
+    def test_forcing_the_host_down_shows_in_its_servers(self):
+        self.openstack('compute', 'service', 'set', '--down', FAILED_HOST,
+                       'nova-compute')
+
+        self.assertEqual({'DOWN'}, {server['Host Status'] for server in
+                                    self.servers_of(FAILED_HOST)})
+        self.assertEqual({'UP'}, {server['Host Status'] for server in
+                                  self.servers_of('e2e-2')})
+
+    def test_without_all_projects_only_the_admins_own_servers(self):
+        # The servers belong to another project than the admin's.
+        self.assertEqual([], self.openstack_json('server', 'list'))
+
+    def test_flavor_list_and_show(self):
+        flavors = self.openstack_json('flavor', 'list')
+        self.assertEqual(CLASSIC, [flavor['Name'] for flavor in flavors])
+
+        small = self.openstack_json('flavor', 'show', 'm1.small')
+        self.assertEqual(('2', 2048, 1, 20, True),
+                         (small['id'], small['ram'], small['vcpus'],
+                          small['disk'], small['os-flavor-access:is_public']))
+
+
+class TestServerActionsWithTheCli(CliTestCase):
+
+    def wait_for_status(self, server_id, status):
+        """The server as shown once its status is ``status``.
+
+        Stop and start may finish after the command returns, as in Nova.
+        """
+        shown = {}
+
+        def reached():
+            shown.update(self.server(server_id))
+            return shown['status'] == status
+
+        self.assertTrue(processes.wait_until(reached),
+                        'server %s is %s' % (server_id, shown['status']))
+        return shown
+
+    def test_lock_and_unlock(self):
+        (listed, *_) = self.servers_of(FAILED_HOST)
+        self.openstack('server', 'lock', '--reason', 'fenced', listed['ID'])
+        server = self.server(listed['ID'])
+        self.assertEqual((True, 'fenced'),
+                         (server['locked'], server['locked_reason']))
+
+        self.openstack('server', 'unlock', listed['ID'])
+        self.assertFalse(self.server(listed['ID'])['locked'])
+        events = self.openstack_json('server', 'event', 'list',
+                                     listed['ID'])
+        self.assertEqual(['unlock', 'lock'],
+                         [event['Action'] for event in events])
+
+    def test_stop_and_start(self):
+        (listed, *_) = self.servers_of(FAILED_HOST)
+        self.openstack('server', 'stop', listed['ID'])
+        server = self.wait_for_status(listed['ID'], 'SHUTOFF')
+        self.assertEqual('stopped', server['OS-EXT-STS:vm_state'])
+
+        self.openstack('server', 'start', listed['ID'])
+        server = self.wait_for_status(listed['ID'], 'ACTIVE')
+        self.assertEqual('active', server['OS-EXT-STS:vm_state'])
+
+    def test_set_state_error(self):
+        (listed, *_) = self.servers_of(FAILED_HOST)
+        self.openstack('server', 'set', '--state', 'error', '--auto-approve',
+                       listed['ID'])
+        server = self.server(listed['ID'])
+        self.assertEqual(('ERROR', 'error'),
+                         (server['status'], server['OS-EXT-STS:vm_state']))
+        self.assertEqual(['ERROR'], [
+            other['Status'] for other in self.servers_of(FAILED_HOST)
+            if other['ID'] == listed['ID']])
+
+
+class TestEvacuationWithTheCli(CliTestCase):
+    """``openstack server evacuate`` and ``nova host-evacuate``.
+
+    Once the host is forced down, as an operator recovers a fenced host.
+    """
+
+    def test_evacuate_one_server_then_the_rest_of_the_host(self):
+        servers = self.servers_of(FAILED_HOST)
+        refused = self.run_client('openstack', 'server', 'evacuate',
+                                  servers[0]['ID'])
+        self.assertNotEqual(0, refused.returncode)
+        self.assertIn('Compute service of %s is still in use' % FAILED_HOST,
+                      refused.stderr)
+
+        self.openstack('compute', 'service', 'set', '--down', FAILED_HOST,
+                       'nova-compute')
+        self.openstack('server', 'evacuate', servers[0]['ID'])
+        self.assertTrue(processes.wait_until(lambda: self.server(
+            servers[0]['ID'])['OS-EXT-SRV-ATTR:host'] == 'e2e-2'))
+        self.client_output('nova', 'host-evacuate', FAILED_HOST)
+
+        self.assertTrue(processes.wait_until(
+            lambda: self.servers_of(FAILED_HOST) == []))
+        self.assertEqual(6, len(self.servers_of('e2e-2')))
+        # Both clients ask for 2.95 or later: an evacuated server ends
+        # stopped there.
+        evacuated = {server['ID'] for server in servers}
+        self.assertTrue(processes.wait_until(lambda: {
+            server['Status'] for server in self.servers_of('e2e-2')
+            if server['ID'] in evacuated} == {'SHUTOFF'}))
+        migrations = self.openstack_json('server', 'migration', 'list',
+                                         '--type', 'evacuation')
+        self.assertEqual(3, len(migrations))
