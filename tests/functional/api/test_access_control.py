@@ -1,18 +1,18 @@
 """Access control: every endpoint x every kind of credential.
 
 ``keystone`` mode runs keystonemiddleware's real auth_token against a
-Keystone v3 stub served by the test on loopback (tests/fixtures/keystone_stub.py):
-admin, member, reader, a member of another project, no token, an unknown
-token and an expired one. ``http_basic`` mode reads an htpasswd file of
-bcrypt hashes written by the test: the admin user, a user who is not an
-administrator, a wrong password, an unknown user, a password longer than
-bcrypt reads, control characters in user names and malformed headers.
-``noauth2`` mode: an X-Roles header never makes a user an administrator.
-Each gets exactly the expected status; no error body carries a host name,
-another project's data or a traceback. Policy overrides from policy.yaml
-and policy.json apply in keystone mode. (``noauth2`` on a non-loopback
-address is refused at start-up: test_api_server.py for 0.0.0.0, here for
-the IPv6 wildcard.)
+Keystone v3 stub served by the test on loopback
+(tests/fixtures/keystone_stub.py): admin, member, reader, a member of
+another project, no token, an unknown token and an expired one.
+``http_basic`` mode reads an htpasswd file of bcrypt hashes written by the
+test: the admin user, a user who is not an administrator, a wrong password,
+an unknown user, a password longer than bcrypt reads, control characters in
+user names and malformed headers. ``noauth2`` mode: an X-Roles header never
+makes a user an administrator. Each gets exactly the expected status; no
+error body carries a host name, another project's data or a traceback.
+Policy overrides from policy.yaml and policy.json apply in keystone mode.
+(``noauth2`` on a non-loopback address is refused at start-up:
+cmd/test_api_server.py for 0.0.0.0, here for the IPv6 wildcard.)
 """
 
 import base64

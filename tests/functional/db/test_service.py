@@ -420,7 +420,7 @@ class ServiceDestroyTestsMixin:
                       {'dest_compute': 'compute1'}):
             with self.subTest(**hosts):
                 self._migration('accepted', **hosts)
-                with nf_fixtures.recorded_statements(self.engine) as sql:
+                with sql_statements.recorded_statements(self.engine) as sql:
                     self.assertRaises(
                         exception.ServiceHasMigrationsInProgress,
                         self.service.destroy)
