@@ -15,7 +15,8 @@ listing shows it down, times the listings, and asks the backend itself
 which hosts it holds alive.
 
 What is simulated, and why: on tooz's Redis driver the coordinators of
-one simulated agent share that agent's connection (``_connection_per_agent``),
+one simulated agent share that agent's connection
+(``tooz_agents.connection_per_agent``),
 so the backend serves ``agents`` connections, not one per host. Redis
 takes 10,000 clients unless told otherwise (this one is shared), and each
 coordinator costs its process a connection and a file descriptor. Every
@@ -24,184 +25,32 @@ it. Other backends get a connection per host.
 """
 
 import concurrent.futures
-import contextlib
 import itertools
 import json
-import logging
 import multiprocessing
 import os
 import statistics
 import sys
-import threading
 import time
-import urllib.parse
 
-import redis
 from tooz import coordination
-from tooz.drivers import redis as tooz_redis
 
-from nova_forcedown import conf as nf_conf
 from nova_forcedown.conf import coordination as coordination_conf
-from nova_forcedown import context as nf_context
-from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup.drivers import coordination as tooz_driver
-from nova_forcedown.servicegroup.drivers import db as db_driver
 from tools.benchmark import clients
 from tools.benchmark import cpu
 from tools.benchmark import heartbeats
 from tools.benchmark import latencies
 from tools.benchmark import seeding
 from tools.benchmark import server as bench_server
+from tools.benchmark import tooz_agents
+from tools.benchmark import tooz_backend
 
-# Slots of each agent process in the shared counters.
-(BEATS, BEAT_FAILURES, BEAT_CPU, LATE_MAX, LATE_NOW, WARMED,
- DB_BEATS, DB_FAILURES, DB_CPU) = range(9)
-SLOTS = 9
 VERSIONS = ('2.53', '2.1')
 # Seconds the agents may take to start every host's coordinator.
 WARM_UP_LIMIT = 900
 # Seconds the checker waits for the backend's list of members.
 BACKEND_READ_TIMEOUT = 5.0
-# Commands of Redis whose calls over the window are reported.
-REDIS_COMMANDS = ('psetex', 'watch', 'exec', 'hset', 'hkeys', 'mget',
-                  'info')
-
-
-def namespaced(backend_url, namespace):
-    """``backend_url`` with tooz's ``namespace`` option: keys of this run."""
-    parts = urllib.parse.urlsplit(backend_url)
-    query = urllib.parse.parse_qsl(parts.query)
-    query.append(('namespace', namespace))
-    return parts._replace(query=urllib.parse.urlencode(query)).geturl()
-
-
-def _agent_conf(backend_url, report_interval, service_down_time):
-    conf = nf_conf.make_conf([], default_config_files=[],
-                             default_config_dirs=[])
-    conf.set_override('servicegroup_driver', 'tooz')
-    conf.set_override('report_interval', report_interval)
-    conf.set_override('service_down_time', service_down_time)
-    conf.set_override('backend_url', backend_url, group='coordination')
-    return conf
-
-
-@contextlib.contextmanager
-def _connection_per_agent(agent_of):
-    """Coordinators made while ``agent_of()`` is the same share a client.
-
-    Patches the Redis driver of tooz in this (forked) process only.
-    """
-    original = vars(tooz_redis.RedisDriver)['_make_client']
-    shared = {}
-
-    def make_client(cls, parsed_url, options, default_socket_timeout):
-        agent = agent_of()
-        if agent not in shared:
-            shared[agent] = original.__func__(
-                cls, parsed_url, options, default_socket_timeout)
-        return shared[agent]
-    tooz_redis.RedisDriver._make_client = classmethod(make_client)
-    try:
-        yield
-    finally:
-        tooz_redis.RedisDriver._make_client = original
-
-
-class _Agents:
-    """The simulated agents of one process, and its counters."""
-
-    def __init__(self, conf, services, agents, counters, slot):
-        size = -(-len(services) // agents)
-        self.chunks = [services[first:first + size]
-                       for first in range(0, len(services), size)]
-        self.beats = [tooz_driver.BackendHeartbeat(conf, chunk)
-                      for chunk in self.chunks]
-        self.current = None
-        self._conf = conf
-        self._counters = counters
-        self._base = slot * SLOTS
-
-    def add(self, slot, value):
-        self._counters[self._base + slot] += value
-
-    def set(self, slot, value):
-        self._counters[self._base + slot] = value
-
-    def beat_loop(self, window, stop):
-        """Tick each agent every report_interval, spread over it.
-
-        A tick that is late (the loop is behind) runs at once: the loop
-        catches up rather than skipping, and records how late it was.
-        """
-        interval = self._conf.report_interval
-        started = time.monotonic()
-        due = [started + interval * index / len(self.beats)
-               for index in range(len(self.beats))]
-        warmed = set()
-        cpu_start = time.thread_time()
-        for index in itertools.cycle(range(len(self.beats))):
-            wait = due[index] - time.monotonic()
-            if (wait > 0 and stop.wait(wait)) or stop.is_set():
-                return
-            late = max(0.0, -wait)
-            self.set(LATE_NOW, late)
-            if window.is_set():
-                self.set(LATE_MAX, max(late, self._counters[
-                    self._base + LATE_MAX]))
-            self.current = index
-            if self.beats[index].tick():
-                self.add(BEATS, len(self.chunks[index]))
-            else:
-                self.add(BEAT_FAILURES, len(self.chunks[index]))
-            if index not in warmed:
-                warmed.add(index)
-                self.add(WARMED, 1)
-            self.set(BEAT_CPU, time.thread_time() - cpu_start)
-            due[index] += interval
-
-    def database_loop(self, stop):
-        """Each agent's database heartbeat every database_report_interval."""
-        interval = coordination_conf.database_report_interval(
-            self._conf)
-        cpu_start = time.thread_time()
-        started = time.monotonic()
-        for round_ in itertools.count():
-            for index, chunk in enumerate(self.chunks):
-                due = started + interval * (round_ + index / len(
-                    self.chunks))
-                if stop.wait(max(0.0, due - time.monotonic())):
-                    return
-                try:
-                    gone = db_driver.DbDriver.report_states(chunk)
-                    self.add(DB_BEATS, len(chunk) - len(gone))
-                    self.add(DB_FAILURES, len(gone))
-                except Exception:  # noqa: counted, not fatal
-                    self.add(DB_FAILURES, len(chunk))
-                self.set(DB_CPU, time.thread_time() - cpu_start)
-
-
-def _agent_process(db_url, services, conf_args, agents, counters, slot,
-                   window, stop):
-    """One forked process of simulated agents, until ``stop`` is set."""
-    logging.getLogger('nova_forcedown').setLevel(logging.ERROR)
-    logging.getLogger('tooz').setLevel(logging.ERROR)
-    conf = _agent_conf(*conf_args)
-    with heartbeats.agent_database(db_url):
-        mine = _Agents(conf, services, agents, counters, slot)
-        database = threading.Thread(target=mine.database_loop,
-                                    args=(stop,), daemon=True)
-        database.start()
-        with _connection_per_agent(lambda: mine.current):
-            mine.beat_loop(window, stop)
-        database.join()
-
-
-def _load_services(db_url):
-    """The compute services, as the agents' heartbeats take them."""
-    with heartbeats.agent_database(db_url):
-        services = service_obj.ServiceList.get_all(
-            nf_context.get_admin_context(), binary='nova-compute')
-        return sorted(services, key=lambda service: service.id)
 
 
 class _Checker:
@@ -337,11 +186,11 @@ class _Totals:
         self.processes = processes
 
     def __call__(self, slot):
-        return sum(self.counters[process * SLOTS + slot]
+        return sum(self.counters[process * tooz_agents.SLOTS + slot]
                    for process in range(self.processes))
 
     def max(self, slot):
-        return max(self.counters[process * SLOTS + slot]
+        return max(self.counters[process * tooz_agents.SLOTS + slot]
                    for process in range(self.processes))
 
 
@@ -353,16 +202,17 @@ def measure(database, uuids, hosts, options):
     quiet_listings (rounds of listings once the agents stopped).
     """
     namespace = 'nf-bench-%d-%d' % (os.getpid(), int(time.time()))
-    backend_url = namespaced(options.backend_url, namespace)
+    backend_url = tooz_backend.namespaced(options.backend_url, namespace)
     conf_args = (backend_url, options.report_interval,
                  options.service_down_time)
-    services = _load_services(database.url_text)
+    services = tooz_agents.load_services(database.url_text)
     context = multiprocessing.get_context('fork')
-    counters = context.Array('d', options.processes * SLOTS, lock=False)
+    counters = context.Array('d', options.processes * tooz_agents.SLOTS,
+                             lock=False)
     window, stop = context.Event(), context.Event()
     agents_each = max(1, options.agents // options.processes)
     processes = [context.Process(
-        target=_agent_process, daemon=True, args=(
+        target=tooz_agents.agent_process, daemon=True, args=(
             database.url_text, services[index::options.processes],
             conf_args, agents_each, counters, index, window, stop))
         for index in range(options.processes)]
@@ -381,7 +231,7 @@ def measure(database, uuids, hosts, options):
     observer = None
     try:
         api.start()
-        agent_conf = _agent_conf(*conf_args)
+        agent_conf = tooz_agents.agent_conf(*conf_args)
         warm_up = _wait_warm(
             totals, agents_each * options.processes,
             coordination_conf.database_report_interval(agent_conf),
@@ -410,7 +260,7 @@ def measure(database, uuids, hosts, options):
         if observer is not None:
             observer.stop()
         api.stop()
-        _forget(backend_url, namespace)
+        tooz_backend.forget(backend_url, namespace)
 
 
 def _stop_agents(stop, processes):
@@ -447,7 +297,7 @@ def _wait_warm(totals, agents, settle, processes):
     behind then, on a machine too small: the window shows it.
     """
     deadline = time.monotonic() + WARM_UP_LIMIT
-    while totals(WARMED) < agents:
+    while totals(tooz_agents.WARMED) < agents:
         if not all(process.is_alive() for process in processes):
             raise RuntimeError('an agent process exited during warm-up')
         if time.monotonic() > deadline:
@@ -462,7 +312,7 @@ def _wait_warm(totals, agents, settle, processes):
 def _window(api, uuids, hosts, options, totals, processes, window,
             observer, db_url, backend_url):
     """The measured seconds: agents' counters, CPU, the checker's work."""
-    redis_cpu = _backend_sampler(backend_url)
+    redis_cpu = tooz_backend.backend_sampler(backend_url)
     matcher = cpu.database_server(db_url)
     database_cpu = cpu.Sampler(matcher) if matcher else None
     rss = bench_server.RssSampler(api)
@@ -471,9 +321,9 @@ def _window(api, uuids, hosts, options, totals, processes, window,
             sampler.start()
     checker = _Checker(api.port, uuids, hosts, options.force_downs,
                        observer)
-    before = {slot: totals(slot) for slot in range(SLOTS)}
-    commands_before = _redis_commands(backend_url)
-    late_at_start = totals.max(LATE_NOW)
+    before = {slot: totals(slot) for slot in range(tooz_agents.SLOTS)}
+    commands_before = tooz_backend.redis_commands(backend_url)
+    late_at_start = totals.max(tooz_agents.LATE_NOW)
     load_before = os.getloadavg()
     window.set()
     start = time.monotonic()
@@ -489,8 +339,9 @@ def _window(api, uuids, hosts, options, totals, processes, window,
         elapsed = time.monotonic() - start
         window.clear()
         rss.stop()
-    spent = {slot: totals(slot) - before[slot] for slot in range(SLOTS)}
-    commands_after = _redis_commands(backend_url)
+    spent = {slot: totals(slot) - before[slot]
+             for slot in range(tooz_agents.SLOTS)}
+    commands_after = tooz_backend.redis_commands(backend_url)
     checker.reader.shutdown(wait=False)
     figures = checker.figures()
     figures.update(
@@ -499,12 +350,16 @@ def _window(api, uuids, hosts, options, totals, processes, window,
         load_average_after=[round(value, 2)
                             for value in os.getloadavg()],
         api_rss=rss.figures(),
-        tooz=_rates(spent[BEATS], spent[BEAT_FAILURES], spent[BEAT_CPU],
+        tooz=_rates(spent[tooz_agents.BEATS],
+                    spent[tooz_agents.BEAT_FAILURES],
+                    spent[tooz_agents.BEAT_CPU],
                     redis_cpu.stop() if redis_cpu else None, elapsed),
-        database=_rates(spent[DB_BEATS], spent[DB_FAILURES], spent[DB_CPU],
+        database=_rates(spent[tooz_agents.DB_BEATS],
+                        spent[tooz_agents.DB_FAILURES],
+                        spent[tooz_agents.DB_CPU],
                         database_cpu.stop() if database_cpu else None,
                         elapsed))
-    figures['tooz']['late_max_s'] = round(totals.max(LATE_MAX), 2)
+    figures['tooz']['late_max_s'] = round(totals.max(tooz_agents.LATE_MAX), 2)
     figures['tooz']['late_at_start_s'] = round(late_at_start, 2)
     figures['redis_calls_per_second'] = {
         name: round((commands_after[name] - commands_before[name]) /
@@ -519,54 +374,3 @@ def _rates(beats, failures, agents_cpu, server_cpu, elapsed):
     return {'heartbeats': int(beats), 'failures': int(failures),
             'per_second': round(beats / elapsed, 1),
             **heartbeats.per_cpu_second(beats, agents_cpu, server_cpu)}
-
-
-def _redis_client(backend_url):
-    """A client of the backend when it is a Redis server, else None."""
-    parts = urllib.parse.urlsplit(backend_url)
-    if parts.scheme != 'redis':
-        return None
-    return redis.Redis(host=parts.hostname, port=parts.port or 6379)
-
-
-def _redis_commands(backend_url):
-    """{command: calls so far} of a Redis backend (all its clients)."""
-    client = _redis_client(backend_url)
-    if client is None:
-        return None
-    try:
-        stats = client.info('commandstats')
-    finally:
-        client.close()
-    return {name: stats.get('cmdstat_' + name, {}).get('calls', 0)
-            for name in REDIS_COMMANDS}
-
-
-def _backend_sampler(backend_url):
-    """A CPU sampler of the Redis server (on this machine), else None."""
-    client = _redis_client(backend_url)
-    if client is None:
-        return None
-    try:
-        pid = client.info('server')['process_id']
-    finally:
-        client.close()
-    return cpu.Sampler(cpu.pid_matcher(pid))
-
-
-def _forget(backend_url, namespace):
-    """Delete the run's keys from a Redis backend."""
-    client = _redis_client(backend_url)
-    if client is None:
-        return
-    try:
-        batch = []
-        for key in client.scan_iter(match=namespace + '*', count=10000):
-            batch.append(key)
-            if len(batch) >= 10000:
-                client.delete(*batch)
-                batch = []
-        if batch:
-            client.delete(*batch)
-    finally:
-        client.close()
