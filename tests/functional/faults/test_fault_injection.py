@@ -22,8 +22,9 @@ from testtools import content
 
 from tests.fixtures import redis_servers
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+# tests/functional/faults/ is three levels below the checkout.
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 DURATION = 45
 # The run's bound: start-up, the storm, the final recovery and slack for
 # two busy cores.
