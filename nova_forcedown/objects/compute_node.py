@@ -239,10 +239,14 @@ def fits(capacity, used, server):
                zip(used, need_of(server), limits))
 
 
-def usage_of_hosts(context, hosts):
-    """[NodeUsage] of the live nodes of ``hosts``, in one query."""
-    return [NodeUsage(capacity_of(node), node.usage)
-            for node in db_nodes.nodes_with_usage(context, hosts)]
+def room_for(context, server, hosts):
+    """[NodeUsage] of the live nodes of ``hosts`` that ``server`` fits in.
+
+    One query, whatever the number of hosts.
+    """
+    nodes = (NodeUsage(capacity_of(node), node.usage)
+             for node in db_nodes.nodes_with_usage(context, hosts))
+    return [node for node in nodes if fits(node.capacity, node.used, server)]
 
 
 def capacities_of_hosts(context, hosts):

@@ -26,25 +26,25 @@ from nova_forcedown.objects import service as service_obj
 Plan = collections.namedtuple('Plan', ('source_up', 'choices'))
 
 
-def evacuation_plan(context, conf, is_up, server, host=None, force=False):
+def evacuation_plan(context, conf, servicegroup, server, host=None,
+                    force=False):
     """The :class:`Plan` of evacuating ``server`` (to ``host``, if given).
 
     ``force`` (a host given at 2.1-2.28, or with force at 2.29-2.67):
     that host's node alone, unfiltered; its capacity is still claimed.
-    ``is_up``: the servicegroup's liveness of a service record. A
-    ``host`` that runs no compute service is
+    ``servicegroup``: the servicegroup API that says which services are
+    up. A ``host`` that runs no compute service is
     ComputeHostNotFoundForEvacuation.
     """
     services = _services(context, conf, server, host)
     if host is not None and not _of_host(services, host):
         raise exception.ComputeHostNotFoundForEvacuation(host=host)
-    source_up = any(is_up(service)
-                    for service in _of_host(services, server.host))
+    up = servicegroup.up_of(services)
+    source_up = bool(_of_host(up, server.host))
     if host is not None and force:
         choices = compute_node_obj.capacities_of_hosts(context, [host])[:1]
     else:
-        choices = candidates(context, conf, is_up, server, services,
-                             host=host)
+        choices = candidates(context, conf, server, up, host=host)
     return Plan(source_up, choices)
 
 
@@ -75,17 +75,16 @@ def hosts_to_consider(context, conf, server, host=None):
     return None
 
 
-def candidates(context, conf, is_up, server, services, host=None):
-    """The Capacities of the hosts of ``services`` that may take ``server``.
+def candidates(context, conf, server, up, host=None):
+    """The Capacities of the hosts of ``up`` that may take ``server``.
 
-    Most free memory first. ``services``: the compute services of
-    :func:`hosts_to_consider` (others may be among them); ``host``, when
-    given, is the only one considered.
+    Most free memory first. ``up``: the compute services of
+    :func:`hosts_to_consider` that are up (others may be among them);
+    ``host``, when given, is the only one considered.
     """
     zone = server.availability_zone
-    usable = [service for service in services
+    usable = [service for service in up
               if service.host != server.host and not service.disabled and
-              not service.forced_down and is_up(service) and
               (host is None or service.host == host)]
     # The hosts of a named zone were read as such; any other host must
     # show the server's zone.
@@ -94,9 +93,8 @@ def candidates(context, conf, is_up, server, services, host=None):
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
                   if zones.of(service.host) == zone]
-    found = [node for node in compute_node_obj.usage_of_hosts(
-        context, [service.host for service in usable])
-        if compute_node_obj.fits(node.capacity, node.used, server)]
+    found = compute_node_obj.room_for(
+        context, server, [service.host for service in usable])
     found.sort(key=lambda node: node.used[1] - node.capacity.memory_mb)
     return [node.capacity for node in found]
 

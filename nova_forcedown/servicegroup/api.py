@@ -43,5 +43,10 @@ class API:
             return not service.forced_down and driver_is_up(service)
         return is_up
 
+    def up_of(self, services):
+        """Those of ``services`` that are up, with one read of the backend."""
+        is_up = self.liveness()
+        return [service for service in services if is_up(service)]
+
     def get_updated_time(self, service):
         return self._driver.get_updated_time(service)

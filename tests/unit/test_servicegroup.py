@@ -73,6 +73,13 @@ class TestIsUp(base.BaseTestCase):
         self.assertIsNotNone(service.last_seen_up.tzinfo)
         self.assertTrue(self.api.service_is_up(service))
 
+    def test_up_of_keeps_only_the_live_services_in_order(self):
+        fresh, stale, forced, recent = (
+            _service(self._ago(5)), _service(self._ago(61)),
+            _service(self._ago(5), forced_down=True), _service(self._ago(30)))
+        self.assertEqual([fresh, recent],
+                         self.api.up_of([fresh, stale, forced, recent]))
+
 
 class TestServiceZones(base.BaseTestCase):
     """The zone a listing shows, the API and the manage command alike."""

@@ -90,8 +90,8 @@ def _evacuate(req, args):
             explanation="admin password can't be changed on existing disk")
     force = host is not None and (force or not version.matches(
         microversion.V2_29))
-    plan = host_selection.evacuation_plan(req.context, req.app.conf,
-                                          req.is_up, server, host, force)
+    plan = host_selection.evacuation_plan(
+        req.context, req.app.conf, req.app.servicegroup, server, host, force)
     evacuation.evacuate(req.context, plan, server, host=host, force=force,
                         stop_after=version.matches(microversion.V2_95),
                         project_id=req.visible_project)

@@ -39,7 +39,7 @@ class _EvacuationBase:
     def setUp(self):
         super().setUp()
         self.conf = self.useFixture(configuration.ConfFixture()).conf
-        self.is_up = servicegroup_api.API(self.conf).service_is_up
+        self.servicegroup = servicegroup_api.API(self.conf)
         now = timeutils.utcnow()
         for host, memory, fields in (
                 ('src', 8 * GIB, {'forced_down': True}),
@@ -70,8 +70,8 @@ class _EvacuationBase:
 
     def evacuate(self, uuid, host=None, force=False, **kwargs):
         server = instance_obj.Instance.get_record(self.context, uuid)
-        plan = host_selection.evacuation_plan(self.admin, self.conf,
-                                              self.is_up, server, host, force)
+        plan = host_selection.evacuation_plan(
+            self.admin, self.conf, self.servicegroup, server, host, force)
         return evacuation.evacuate(self.admin, plan, server, host=host,
                                    force=force, **kwargs)
 
