@@ -238,9 +238,15 @@ def service_destroy(context, service_id):
     migrations in progress; once deleted, its host is in no aggregate.
     """
     service = service_get(context, service_id)
-    now = timeutils.utcnow()
     if service.binary == COMPUTE_BINARY:
         _check_host_is_empty(context, service.host)
+    _destroy_checked(context, service, service_id)
+
+
+def _destroy_checked(context, service, service_id):
+    """Soft-delete ``service`` (``service_id``), which may be deleted."""
+    now = timeutils.utcnow()
+    if service.binary == COMPUTE_BINARY:
         _destroy_nodes(context.connection, service, now)
         _leave_aggregates(context.connection, service.host)
     result = context.connection.execute(
@@ -363,4 +369,4 @@ def service_destroy_compute(context, service_id, limit):
         functools.partial(exception.ZoneChangeLimitExceeded,
                           change='Deleting the compute service of host %s'
                           % service.host))
-    service_destroy(context, service_id)
+    _destroy_checked(context, service, service_id)
