@@ -19,6 +19,7 @@ from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown import condition_log
 from nova_forcedown import exception
 from nova_forcedown import notifications
+from nova_forcedown import periodic
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
@@ -48,8 +49,7 @@ class TaskRunner:
         self._interval = conf.task_poll_interval
         self._database_down = condition_log.ConditionLog(
             LOG, TASKS_DATABASE_DOWN, conf.log_reminder_interval, clock)
-        self._stop = threading.Event()
-        self._thread = None
+        self._ticker = None
         self._pool = None
         # uuids of the servers whose task a worker is carrying out, and
         # of those whose worker finished since the last look. A finished
@@ -62,24 +62,22 @@ class TaskRunner:
     def start(self):
         self._pool = concurrent.futures.ThreadPoolExecutor(
             WORKERS, thread_name_prefix='compute-task')
-        self._thread = threading.Thread(target=self._loop,
-                                        name='compute-tasks', daemon=True)
-        self._thread.start()
+        self._ticker = periodic.Every(self._look, self._interval,
+                                      'compute-tasks', run_immediately=False)
+        self._ticker.start()
 
     def stop(self, timeout=5):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._ticker is not None:
+            self._ticker.stop(timeout)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _loop(self):
-        while not self._stop.wait(self._interval):
-            try:
-                self.run_pending()
-            except Exception:
-                # A bug must not end the loop: the next tasks still run.
-                LOG.exception('Carrying out the waiting tasks failed.')
+    def _look(self):
+        try:
+            self.run_pending()
+        except Exception:
+            # A bug must not end the loop: the next tasks still run.
+            LOG.exception('Carrying out the waiting tasks failed.')
 
     def run_pending(self):
         """Carry out every task waiting now; the number started.

@@ -1,12 +1,12 @@
 """A background thread that reports services alive every interval."""
 
-import threading
 import time
 
 from oslo_log import log as logging
 
 from nova_forcedown import condition_log
 from nova_forcedown import exception
+from nova_forcedown import periodic
 
 LOG = logging.getLogger(__name__)
 
@@ -58,43 +58,7 @@ FAILING = condition_log.Messages(
     ended='Recovered: heartbeats succeed again, after %(seconds)d s.')
 
 
-class Ticker:
-    """Call ``tick()`` every ``interval`` seconds in a thread until stopped.
-
-    The first call comes after ``initial_delay`` seconds.
-    """
-
-    def __init__(self, interval, name, initial_delay=0):
-        self._interval = interval
-        self._initial_delay = initial_delay
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=name)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self, timeout=None):
-        self._stopped.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-
-    def wait(self, timeout=None):
-        self._thread.join(timeout)
-
-    def _run(self):
-        if self._stopped.wait(self._initial_delay):
-            return
-        while not self._stopped.is_set():
-            self.tick()
-            self._stopped.wait(self._interval)
-
-    def tick(self):
-        raise NotImplementedError()
-
-
-class Heartbeat(Ticker):
+class Heartbeat(periodic.Ticker):
     """Call ``report(services)`` every ``interval`` seconds until stopped.
 
     ``report`` writes the heartbeats of all the services, leaves each
@@ -109,8 +73,8 @@ class Heartbeat(Ticker):
     """
 
     def __init__(self, report, services, interval, remind_every,
-                 initial_delay=0, clock=time.monotonic):
-        super().__init__(interval, 'heartbeat', initial_delay)
+                 clock=time.monotonic):
+        super().__init__(interval, 'heartbeat')
         self._report = report
         self._services = list(services)
         self._forced_down, self._gone, self._database_down, self._failing = (

@@ -14,6 +14,7 @@ from oslotest import base
 import sqlalchemy as sa
 
 from nova_forcedown import exception
+from nova_forcedown import periodic
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import heartbeat
 
@@ -310,10 +311,9 @@ class ScriptedReport:
 
 class TestThread(HeartbeatTestCase):
 
-    def _start(self, report, initial_delay=0):
+    def _start(self, report):
         return heartbeat.Heartbeat(report, _services('compute1'), 0.01,
-                                   REMIND_EVERY,
-                                   initial_delay=initial_delay).start()
+                                   REMIND_EVERY).start()
 
     def test_loop_keeps_running_through_every_kind_of_failure(self):
         report = ScriptedReport(
@@ -339,8 +339,10 @@ class TestThread(HeartbeatTestCase):
         loop.wait(DEADLINE)
         self.assertEqual(calls, report.calls)
 
-    def test_stopped_during_the_initial_delay_never_reports(self):
+    def test_a_ticker_started_late_and_stopped_first_never_ticks(self):
         report = ScriptedReport()
-        loop = self._start(report, initial_delay=60)
+        loop = periodic.Every(lambda: report([]), 60, 'late',
+                              run_immediately=False).start()
         loop.stop(DEADLINE)
+        loop.wait(DEADLINE)
         self.assertEqual(0, report.calls)

@@ -16,7 +16,7 @@ import nova_forcedown
 
 PACKAGE = pathlib.Path(nova_forcedown.__file__).parent
 
-_FOUNDATION = {'conf', 'exception', 'context', 'condition_log'}
+_FOUNDATION = {'conf', 'exception', 'context', 'condition_log', 'periodic'}
 _DOMAIN = {'objects', 'servicegroup', 'notifications'} | _FOUNDATION
 
 # part -> the parts it may import (itself always). Only objects reach the
@@ -36,6 +36,7 @@ MAY_IMPORT = {
     'policies': set(),
     'context': {'exception'},
     'condition_log': set(),
+    'periodic': set(),
     'conf': set(),
     'exception': set(),
 }

@@ -29,6 +29,7 @@ from tooz import coordination
 from nova_forcedown import condition_log
 from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import exception
+from nova_forcedown import periodic
 from nova_forcedown.servicegroup.drivers import base
 from nova_forcedown.servicegroup.drivers import db
 from nova_forcedown.servicegroup import heartbeat
@@ -224,7 +225,7 @@ class _Read:
         return self._value
 
 
-class BackendHeartbeat(heartbeat.Ticker):
+class BackendHeartbeat(periodic.Ticker):
     """One thread that heartbeats many members to the backend.
 
     Each service has its own coordinator (one backend connection, no
