@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from nova_forcedown.db import engine
 from nova_forcedown.db import fence_storm
 from nova_forcedown.db import models
+from nova_forcedown.db import zones
 from nova_forcedown import exception
 
 AZ_KEY = models.AZ_KEY
@@ -99,10 +100,6 @@ def aggregate_get_by_zone(context, zone):
                                                   _METADATA.c.value == zone)))
 
 
-ZoneMembership = collections.namedtuple('ZoneMembership',
-                                        ('host', 'aggregate_id', 'zone'))
-
-
 @engine.reader
 def zone_memberships(context, hosts=None, zone=None, consume=list):
     """Each host in an aggregate with a zone, with that aggregate and zone.
@@ -116,7 +113,7 @@ def zone_memberships(context, hosts=None, zone=None, consume=list):
     params = {'zone': zone}
     if hosts is not None:
         params['hosts'] = sorted(set(hosts))
-    return consume(map(ZoneMembership._make,
+    return consume(map(zones.Membership._make,
                        context.connection.execute(query, params)))
 
 
@@ -127,20 +124,14 @@ def _zone_memberships_query(by_hosts, by_zone):
     The values are bound at each run (``hosts``, ``zone``): an evacuation
     in a named zone runs it, and building it costs more than running it.
     """
-    same_aggregate = _METADATA.c.aggregate_id == _HOSTS.c.aggregate_id
-    query = (sa.select(_HOSTS.c.host, _HOSTS.c.aggregate_id, _METADATA.c.value)
-             .join(_METADATA, same_aggregate)
-             .where(_METADATA.c.key == AZ_KEY)
-             .order_by(_HOSTS.c.aggregate_id, _HOSTS.c.host))
+    query = zones.memberships().order_by(_HOSTS.c.aggregate_id,
+                                         _HOSTS.c.host)
     if by_hosts:
-        query = query.where(_HOSTS.c.host.in_(
+        query = query.where(zones.HOST.in_(
             sa.bindparam('hosts', expanding=True)))
     if by_zone:
-        in_zone = (sa.select(_HOSTS.c.host)
-                   .join(_METADATA, same_aggregate)
-                   .where(_METADATA.c.key == AZ_KEY,
-                          _METADATA.c.value == sa.bindparam('zone')))
-        query = query.where(_HOSTS.c.host.in_(in_zone))
+        in_zone = zones.zoned_hosts(zones.ZONE == sa.bindparam('zone'))
+        query = query.where(zones.HOST.in_(in_zone))
     return query
 
 
@@ -276,7 +267,7 @@ def _memberships(aggregate, hosts, zone):
     """What ``hosts`` in ``aggregate`` are to zones when it has ``zone``."""
     if zone is None:
         return ()
-    return tuple(fence_storm.Membership(host, aggregate.id, zone)
+    return tuple(zones.Membership(host, aggregate.id, zone)
                  for host in hosts)
 
 

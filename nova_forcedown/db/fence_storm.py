@@ -38,14 +38,9 @@ import functools
 import sqlalchemy as sa
 
 from nova_forcedown.db import models
+from nova_forcedown.db import zones
 
 _SERVICES = models.Service.__table__
-_HOSTS = models.AggregateHost.__table__
-_METADATA = models.AggregateMetadata.__table__
-_SAME_AGGREGATE = _METADATA.c.aggregate_id == _HOSTS.c.aggregate_id
-
-Membership = collections.namedtuple('Membership',
-                                    ('host', 'aggregate_id', 'zone'))
 
 
 class FencingLimit(collections.namedtuple(
@@ -284,27 +279,22 @@ def _member_ids(connection, zones, default_zone):
 
 
 def _zone_hosts(shared, *criteria):
-    query = (sa.select(_HOSTS.c.host)
-             .join(_METADATA, _SAME_AGGREGATE)
-             .where(_METADATA.c.key == models.AZ_KEY, *criteria))
+    query = zones.zoned_hosts(*criteria)
     return query.with_for_update(read=True) if shared else query
 
 
 def _in_bound_zones():
-    return _METADATA.c.value.in_(sa.bindparam('zones', expanding=True))
+    return zones.ZONE.in_(sa.bindparam('zones', expanding=True))
 
 
 @functools.lru_cache(maxsize=None)
 def _memberships_query(by_zones, shared):
     """Built once per shape; ``hosts`` and ``zones`` are bound at each run."""
-    in_hosts = _HOSTS.c.host.in_(sa.bindparam('hosts', expanding=True))
-    query = (sa.select(_HOSTS.c.host, _HOSTS.c.aggregate_id,
-                       _METADATA.c.value)
-             .join(_METADATA, _SAME_AGGREGATE)
-             .where(_METADATA.c.key == models.AZ_KEY,
-                    sa.or_(in_hosts, _HOSTS.c.host.in_(
-                        _zone_hosts(shared, _in_bound_zones())))
-                    if by_zones else in_hosts))
+    in_hosts = zones.HOST.in_(sa.bindparam('hosts', expanding=True))
+    query = zones.memberships(
+        sa.or_(in_hosts, zones.HOST.in_(
+            _zone_hosts(shared, _in_bound_zones())))
+        if by_zones else in_hosts)
     return query.with_for_update(read=True) if shared else query
 
 
