@@ -61,6 +61,7 @@ def traced(deployment, call):
     """``call``'s request, answer and path, as a dict."""
     with trace.Tracer() as tracer:
         status = send(deployment, call)
-    return dict(trace.summarize(tracer.calls)._asdict(), name=call.name,
+    summary = trace.summarize(tracer.calls, tracer.callers)
+    return dict(summary._asdict(), name=call.name,
                 method=call.method, path=call.path,
                 microversion=call.version, body=call.body, status=status)

@@ -40,6 +40,9 @@ def as_text(figures):
         lines.extend('  %2d. %s' % (number, path)
                      for number, path in enumerate(call['files'], 1))
         lines.append('  layers: ' + ' > '.join(call['layers']))
+        lines.append('  calls against the layers: %d' %
+                     len(call['against_layers']))
+        lines.extend('    ' + edge for edge in call['against_layers'])
         lines.append('')
     return '\n'.join(lines)
 

@@ -15,8 +15,9 @@
 
 ``.. request-path:: CALL``
     What ``python -m tools.request_path --json`` reports of CALL
-    (``force-down``, ``evacuation``): the files it crosses, their number
-    and its layer switches. The tool runs once per build (a few seconds).
+    (``force-down``, ``evacuation``): the files it crosses, their number,
+    its layer switches and its calls against the layers. The tool runs
+    once per build (a few seconds).
 """
 
 import ast
@@ -282,6 +283,10 @@ class RequestPath(_GeneratedDirective):
                   '', '.. code-block:: text', '']
         lines += ['   ' + line for line in textwrap.wrap(
             ' > '.join(call['layers']), 76, break_on_hyphens=False)]
+        lines += ['', 'Calls against the layers (a caller whose part may '
+                  'not import its callee\'s): **%d**' %
+                  len(call['against_layers']), '']
+        lines += ['* ``%s``' % edge for edge in call['against_layers']]
         return lines + ['']
 
 
