@@ -215,11 +215,7 @@ class Agent:
                          if placed.get(uuid) != host)
         for host, uuid in removed:
             self._driver.destroy(host, uuid)
-        completed = [migration for migration in migrations
-                     if migration.status in migration_obj.OPEN and
-                     migration_obj.move(
-                         self._context, migration.id,
-                         migration_obj.COMPLETED)]
+        completed = migration_obj.complete(self._context, migrations)
         if removed or completed:
             LOG.info('Removed %(removed)d server(s) no longer on this '
                      'agent\'s hosts and completed %(completed)d '

@@ -20,9 +20,8 @@ from nova_forcedown import condition_log
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import periodic
-from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import host_tasks
 from nova_forcedown.objects import instance_operations as operations
-from nova_forcedown.objects import migration as migration_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -131,10 +130,7 @@ class TaskRunner:
             return
         task = operations.TASKS[server.task_state]
         context = self._context
-        action = instance_action.latest(context, server.uuid, task.action)
-        event_id = (instance_action.event_start(context, action.id,
-                                                task.event, server.host)
-                    if action is not None else None)
+        started = host_tasks.start(context, server)
         notifications.instance_power(context, server, task.notification,
                                      'start')
         try:
@@ -143,13 +139,11 @@ class TaskRunner:
             LOG.warning('Task %(task)s of server %(uuid)s failed: %(error)s',
                         {'task': server.task_state, 'uuid': server.uuid,
                          'error': exc})
-            operations.end_task(context, server, {})
-            self._finish(action, event_id, instance_action.ERROR,
-                         traceback.format_exc())
+            host_tasks.end(context, server, started, {},
+                           failure=traceback.format_exc())
             return
-        after = operations.end_task(context, server, {
+        after = host_tasks.end(context, server, started, {
             'vm_state': task.vm_state, 'power_state': power_state})
-        self._finish(action, event_id, instance_action.SUCCESS)
         if after is None:
             LOG.info('Server %(uuid)s was %(task)s, but its task was '
                      'cleared meanwhile; its state is left as it is now.',
@@ -169,35 +163,24 @@ class TaskRunner:
         retried evacuation moved the server on) leaves no copy here.
         """
         context = self._context
-        migration = migration_obj.latest_evacuation(
-            context, server.uuid, server.host)
-        action = instance_action.latest(context, server.uuid, 'evacuate')
-        event_id = (instance_action.event_start(
-            context, action.id, 'compute_rebuild_instance', server.host)
-            if action is not None else None)
-        target = (migration.target_vm_state if migration is not None
-                  else operations.ACTIVE)
-        self._set_migration(migration, migration_obj.PRE_MIGRATING)
+        started = host_tasks.start(context, server)
+        target = (started.migration.target_vm_state
+                  if started.migration is not None else operations.ACTIVE)
         try:
             power_state = self._driver.rebuild(
                 server, stopped=target == operations.STOPPED)
         except driver_base.DriverError as exc:
             LOG.warning('Rebuilding evacuated server %(uuid)s failed: '
                         '%(error)s', {'uuid': server.uuid, 'error': exc})
-            operations.end_task(context, server,
-                                {'vm_state': operations.ERROR})
-            self._set_migration(migration, migration_obj.FAILED)
-            self._finish(action, event_id, instance_action.ERROR,
-                         traceback.format_exc())
+            host_tasks.end(context, server, started,
+                           {'vm_state': operations.ERROR},
+                           failure=traceback.format_exc())
             return
-        after = operations.end_task(context, server, {
+        after = host_tasks.end(context, server, started, {
             'vm_state': target, 'power_state': power_state})
         if after is None:
             self._superseded(server)
-            self._finish(action, event_id, instance_action.ERROR)
             return
-        self._set_migration(migration, migration_obj.DONE)
-        self._finish(action, event_id, instance_action.SUCCESS)
         notifications.instance_task_ended(context, server, after)
 
     def _superseded(self, server):
@@ -218,13 +201,3 @@ class TaskRunner:
                     'it was rebuilt on %(here)s; the copy built here is '
                     'removed.', {'uuid': server.uuid, 'host': host,
                                  'here': server.host})
-
-    def _set_migration(self, migration, status):
-        """Move the migration on, as far as its statuses allow."""
-        if migration is not None:
-            migration_obj.move(self._context, migration.id, status)
-
-    def _finish(self, action, event_id, result, details=None):
-        if event_id is not None:
-            instance_action.event_finish(self._context, action.id, event_id,
-                                         result, details)

@@ -10,6 +10,7 @@ destination's agent rebuilds (``pre-migrating``, then ``done``, or
 guide draws the whole machine.
 """
 
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import migrations as db_migrations
 
 PRE_MIGRATING = db_migrations.PRE_MIGRATING
@@ -35,6 +36,17 @@ def move(context, migration_id, status):
     source completed it).
     """
     return db_migrations.migration_set_status(context, migration_id, status)
+
+
+@db_engine.writer
+def complete(context, migrations):
+    """Move the open ones of ``migrations`` to completed, in one transaction.
+
+    Those moved: not one another step got to first.
+    """
+    return [migration for migration in migrations
+            if migration.status in OPEN and
+            move(context, migration.id, COMPLETED)]
 
 
 def latest_evacuation(context, instance_uuid, dest_compute):

@@ -9,7 +9,9 @@ hypervisors are fake drivers that know what they run.
 
 import datetime
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from nova_forcedown.cmd import compute as compute_cmd
 from nova_forcedown.compute import agent as compute_agent
@@ -160,6 +162,42 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
         self.assertEqual(['dst-big', 'src'], self.copies(uuid))
         self.hosts['src'].restart_agent()
         self.assertEqual(['dst-big'], self.copies(uuid))
+
+    def test_a_rebuild_that_cannot_end_whole_ends_at_the_next_look(self):
+        uuid = self.uuids[0]
+        self.evacuate(uuid)
+        self.cut_once('UPDATE migrations', after=1)
+
+        self.assertRaises(exception.DatabaseUnavailable,
+                          self.hosts['dst-big'].run_tasks)
+
+        # The database went away as the rebuild ended: nothing of the end
+        # was written, not the server without its migration.
+        server = instance_obj.Instance.get_record(self.context, uuid)
+        self.assertEqual(('dst-big', 'rebuilding'),
+                         (server.host, server.task_state))
+        self.assertEqual([('src', 'dst-big', 'pre-migrating')],
+                         self.migrations_of(uuid))
+        self.assertEqual(1, self.hosts['dst-big'].run_tasks())
+        self.assertEqual([('src', 'dst-big', 'done')],
+                         self.migrations_of(uuid))
+        server = instance_obj.Instance.get_record(self.context, uuid)
+        self.assertEqual(('active', None), (server.vm_state,
+                                            server.task_state))
+
+    def cut_once(self, statement, after=0):
+        """The database fails the statement starting so, past ``after``."""
+        seen = []
+
+        def cut(conn, cursor, text, *args):
+            if text.startswith(statement):
+                seen.append(text)
+                if len(seen) == after + 1:
+                    raise db_exc.DBConnectionError('the database went away')
+
+        sa.event.listen(self.engine, 'before_cursor_execute', cut)
+        self.addCleanup(sa.event.remove, self.engine, 'before_cursor_execute',
+                        cut)
 
     # ----------------------------------------------------- the retry
 

@@ -1,0 +1,69 @@
+"""What an agent records as it carries out a task: one transaction at each end.
+
+A task's start records its action's event and, for a rebuild, moves the
+evacuation to ``pre-migrating``. Its end clears the server's task with
+what the driver left, finishes the event and, for a rebuild, moves the
+evacuation to ``done`` or ``failed``: one transaction, so an agent that
+dies while ending a task never leaves a server rebuilt whose migration
+says otherwise. The driver's work runs between the two, in no
+transaction.
+"""
+
+import collections
+
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.objects import migration as migration_obj
+
+EVACUATE = 'evacuate'
+REBUILD_EVENT = 'compute_rebuild_instance'
+
+Started = collections.namedtuple(
+    'Started', ('action_id', 'event_id', 'migration', 'rebuild'))
+
+
+@db_engine.writer
+def start(context, server):
+    """Record the start of ``server``'s task; its :class:`Started`."""
+    rebuild = server.task_state == operations.REBUILDING
+    if rebuild:
+        name, event = EVACUATE, REBUILD_EVENT
+    else:
+        task = operations.TASKS[server.task_state]
+        name, event = task.action, task.event
+    action = instance_action.latest(context, server.uuid, name)
+    action_id = action.id if action is not None else None
+    event_id = (instance_action.event_start(context, action_id, event,
+                                            server.host)
+                if action is not None else None)
+    migration = (migration_obj.latest_evacuation(context, server.uuid,
+                                                 server.host)
+                 if rebuild else None)
+    if migration is not None:
+        migration_obj.move(context, migration.id, migration_obj.PRE_MIGRATING)
+    return Started(action_id, event_id, migration, rebuild)
+
+
+@db_engine.writer
+def end(context, server, started, values, failure=None):
+    """End the task ``started`` with ``values``; the server as it now is.
+
+    ``failure``: the traceback of the driver's error. The event then ends
+    in error and a rebuild's evacuation ``failed``. None when the task was
+    gone (reset, or the server moved on by a retried evacuation) and
+    nothing of the server was written: a rebuild's event then ends in
+    error, as what it built is not the server's.
+    """
+    after = operations.end_task(context, server, values)
+    lost = after is None and started.rebuild
+    if started.migration is not None and (failure is not None or not lost):
+        migration_obj.move(context, started.migration.id,
+                           migration_obj.FAILED if failure is not None
+                           else migration_obj.DONE)
+    if started.event_id is not None:
+        result = (instance_action.ERROR if failure is not None or lost
+                  else instance_action.SUCCESS)
+        instance_action.event_finish(context, started.action_id,
+                                     started.event_id, result, failure)
+    return after
