@@ -122,16 +122,15 @@ _V1_0_FIELDS = ('id', 'uuid', 'display_name', 'host', 'node', 'vm_state',
 
 
 def decoded(row):
-    """A row (ORM object or record) with its JSON columns as dicts."""
-    values = {name: getattr(row, name) for name in _JSON_FIELDS}
-    parsed = {name: (jsonutils.loads(text) if text else
-                     ({} if name == 'user_metadata' else None))
-              for name, text in values.items()}
-    if hasattr(row, '_replace'):
-        return row._replace(**parsed)
-    for name, value in parsed.items():
-        setattr(row, name, value)
-    return row
+    """An InstanceRow with its JSON columns as dicts."""
+    return row._replace(**{name: _decoded(name, getattr(row, name))
+                           for name in _JSON_FIELDS})
+
+
+def _decoded(name, text):
+    if text:
+        return jsonutils.loads(text)
+    return {} if name == 'user_metadata' else None
 
 
 @base.ObjectRegistry.register
