@@ -182,6 +182,13 @@ class Checker:
             'servers': len(servers),
             'servers_running': sum(1 for server in servers
                                    if running.get(server.uuid) == server.host),
+            # Expected of a server in error (its rebuild failed) and of one
+            # no client evacuated while its host was fenced: a fence empties
+            # the host, and the repaired host does not recreate it.
+            'servers_absent': ['%s %s on %s' % (server.uuid, server.vm_state,
+                                                server.host)
+                               for server in servers
+                               if server.uuid not in running],
             'servers_by_vm_state': dict(collections.Counter(
                 server.vm_state for server in servers)),
         }

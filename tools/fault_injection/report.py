@@ -73,6 +73,8 @@ def text(figures):
                      figures['checks'], figures['final']['servers'],
                      figures['final']['servers_running'],
                      _items(figures['final']['servers_by_vm_state'])))
+    lines.extend('  not running anywhere: ' + server
+                 for server in figures['final']['servers_absent'])
     lines.append('violations: %d' % figures['violation_count'])
     for kind, found in figures['violations'].items():
         lines.append('  %s: %d' % (kind, found['count']))
