@@ -49,19 +49,22 @@ class ConditionLog:
         self._started_at = None
         self._reminded_at = None
 
-    def update(self, names, exc_info=None, **values):
+    def update(self, names, exc_info=None, forget=(), **values):
         """Say what changed, now that exactly ``names`` are in the condition.
 
         Names that left are logged, then names that entered; while some
         remain, all of them are named again every ``remind_every`` seconds
         from the start of the condition. ``exc_info`` (an exception) puts
         its traceback under the line of the names that entered, and only
-        there.
+        there. Names in ``forget`` leave without a word: what they were
+        no longer exists (a deleted service is not "no longer forced
+        down").
         """
         now = self._clock()
         current = dict.fromkeys(names)
         entered = [name for name in current if name not in self._names]
-        left = [name for name in self._names if name not in current]
+        left = [name for name in self._names
+                if name not in current and name not in forget]
         if current and not self._names:
             self._started_at = self._reminded_at = now
         started_at = now if self._started_at is None else self._started_at

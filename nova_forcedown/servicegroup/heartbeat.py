@@ -100,7 +100,8 @@ class Heartbeat(periodic.Ticker):
         self._gone.update(list(gone))
         self._forced_down.update([
             name(service) for service in self._services
-            if service.forced_down and name(service) not in gone])
+            if service.forced_down and name(service) not in gone],
+            forget=gone)
         return not gone
 
     def _failed(self, exc):

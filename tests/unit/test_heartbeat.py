@@ -200,6 +200,17 @@ class TestForcedDown(HeartbeatTestCase):
         self.assertEqual(['ERROR'], self.levels())
         self.assertNotIn('forced down', self.messages()[0])
 
+    def test_a_forced_down_service_deleted_is_not_said_no_longer_forced(self):
+        report = Report(forced={'compute1'})
+        loop = self.loop(report)
+        loop.tick()
+        report.gone = {'compute1'}
+        loop.tick()
+
+        self.assertEqual(['WARNING', 'ERROR'], self.levels())
+        self.assertIn('is gone', self.messages()[1])
+        self.assertNotIn('no longer forced down', ' '.join(self.messages()))
+
 
 class TestRowsGone(HeartbeatTestCase):
 
