@@ -240,11 +240,11 @@ def service_destroy(context, service_id):
     service = service_get(context, service_id)
     if service.binary == COMPUTE_BINARY:
         _check_host_is_empty(context, service.host)
-    _destroy_checked(context, service, service_id)
+    _destroy_checked(context, service)
 
 
-def _destroy_checked(context, service, service_id):
-    """Soft-delete ``service`` (``service_id``), which may be deleted."""
+def _destroy_checked(context, service):
+    """Soft-delete ``service``, which may be deleted."""
     now = timeutils.utcnow()
     if service.binary == COMPUTE_BINARY:
         _destroy_nodes(context.connection, service, now)
@@ -254,7 +254,7 @@ def _destroy_checked(context, service, service_id):
         .where(_SERVICES.c.id == service.id, _SERVICES.c.deleted == 0)
         .values(deleted=_SERVICES.c.id, deleted_at=now))
     if result.rowcount != 1:
-        raise exception.ServiceNotFound(service_id=service_id)
+        raise exception.ServiceNotFound(service_id=service.id)
 
 
 def _check_host_is_empty(context, host):
@@ -369,4 +369,4 @@ def service_destroy_compute(context, service_id, limit):
         functools.partial(exception.ZoneChangeLimitExceeded,
                           change='Deleting the compute service of host %s'
                           % service.host))
-    _destroy_checked(context, service, service_id)
+    _destroy_checked(context, service)

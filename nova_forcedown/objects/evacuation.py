@@ -23,6 +23,10 @@ from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import instance_operations as operations
 
+# The instance action an evacuation records; the destination's rebuild
+# records its event under it.
+ACTION = 'evacuate'
+
 # vm_states an evacuation starts from.
 ALLOWED_VM_STATES = (operations.ACTIVE, operations.STOPPED,
                      operations.ERROR)
@@ -63,7 +67,7 @@ def evacuate(context, plan, seen, host=None, force=False, stop_after=False,
             context, server, source, found, host, force, stop_after)
         return values
 
-    operations.act(context, seen.uuid, change, 'evacuate', project_id)
+    operations.act(context, seen.uuid, change, ACTION, project_id)
     return accepted['migration']
 
 
@@ -76,7 +80,7 @@ def _check_state(server):
     """
     if server.task_state == operations.REBUILDING:
         server = server._replace(task_state=None)
-    operations.check_state(server, 'evacuate', ALLOWED_VM_STATES)
+    operations.check_state(server, ACTION, ALLOWED_VM_STATES)
 
 
 def _source(context, server):

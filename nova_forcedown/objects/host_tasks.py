@@ -12,11 +12,11 @@ transaction.
 import collections
 
 from nova_forcedown.db import engine as db_engine
+from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
 
-EVACUATE = 'evacuate'
 REBUILD_EVENT = 'compute_rebuild_instance'
 
 Started = collections.namedtuple(
@@ -28,7 +28,7 @@ def start(context, server):
     """Record the start of ``server``'s task; its :class:`Started`."""
     rebuild = server.task_state == operations.REBUILDING
     if rebuild:
-        name, event = EVACUATE, REBUILD_EVENT
+        name, event = evacuation.ACTION, REBUILD_EVENT
     else:
         task = operations.TASKS[server.task_state]
         name, event = task.action, task.event

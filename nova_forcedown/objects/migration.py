@@ -42,7 +42,7 @@ def move(context, migration_id, status):
 def complete(context, migrations):
     """Move the open ones of ``migrations`` to completed, in one transaction.
 
-    Those moved: not one another step got to first.
+    Returns those moved, leaving out any another step moved first.
     """
     return [migration for migration in migrations
             if migration.status in OPEN and
