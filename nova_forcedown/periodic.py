@@ -8,6 +8,7 @@ calls never pile up.
 """
 
 import threading
+import time
 
 from futurist import periodics
 
@@ -57,3 +58,57 @@ class Every(Ticker):
 
     def tick(self):
         self._function()
+
+
+class WhenWoken:
+    """Call ``function(woken)`` when woken, and every ``interval`` seconds.
+
+    ``woken``: what the wake-ups since the last call named, or None for a
+    call the interval brought (the first comes at once); it must not
+    raise, or the calls end. Wake-ups that
+    come while a call runs are kept for the next one, so a burst costs a
+    call or two, not one each. futurist's periodic calls cannot be
+    brought forward, hence a thread and a condition of its own.
+    """
+
+    def __init__(self, function, interval, name, clock=time.monotonic):
+        self._function = function
+        self._interval = interval
+        self._clock = clock
+        self._condition = threading.Condition()
+        self._woken = set()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name=name,
+                                        daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def wake(self, item):
+        with self._condition:
+            self._woken.add(item)
+            self._condition.notify()
+
+    def stop(self, timeout=None):
+        """No call starts after this; waits ``timeout`` for one under way."""
+        with self._condition:
+            self._stopped = True
+            self._condition.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self):
+        due = self._clock()
+        while True:
+            with self._condition:
+                while not (self._stopped or self._woken or
+                           self._clock() >= due):
+                    self._condition.wait(max(0.0, due - self._clock()))
+                if self._stopped:
+                    return
+                woken, self._woken = self._woken, set()
+            if self._clock() >= due:
+                due = self._clock() + self._interval
+                woken = None
+            self._function(woken)

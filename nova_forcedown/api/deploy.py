@@ -32,6 +32,7 @@ from nova_forcedown.api import router
 from nova_forcedown import notifications
 from nova_forcedown import objects
 from nova_forcedown import policy
+from nova_forcedown import rpc
 from nova_forcedown.servicegroup import api as servicegroup
 
 LOG = logging.getLogger(__name__)
@@ -150,9 +151,11 @@ def version_v21_factory(global_conf, **local_conf):
 def _state(conf, legacy_v2):
     # However the app is served (nova-forcedown-api, nova_forcedown.wsgi, an
     # operator's own paste pipeline), its API apps are built here, so this
-    # is where the API process learns how to notify. Cheap and idempotent;
-    # nothing connects before the first notification.
+    # is where the API process learns how to notify and whether to cast
+    # tasks to the agents. Cheap and idempotent; nothing connects before
+    # the first notification or cast.
     notifications.configure(conf)
+    rpc.configure(conf)
     return api_request.AppState(
         conf, servicegroup.API(conf),
         extensions.load_enabled(conf.api.disabled_extensions),

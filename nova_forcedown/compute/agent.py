@@ -15,6 +15,7 @@ from oslo_utils import timeutils
 from stevedore import driver as stevedore_driver
 
 from nova_forcedown.compute.drivers import base as driver_base
+from nova_forcedown.compute import manager as compute_manager
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import condition_log
 from nova_forcedown import context as nf_context
@@ -25,6 +26,7 @@ from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
 from nova_forcedown.objects import service as service_obj
+from nova_forcedown.rpc import transport as rpc_transport
 from nova_forcedown.servicegroup import api as servicegroup_api
 
 LOG = logging.getLogger(__name__)
@@ -94,6 +96,8 @@ class Agent:
         self._servicegroup = servicegroup_api.API(conf)
         self._heartbeat = None
         self._tasks = None
+        self._listener = None
+        self._rpc_server = None
         self._clock = clock
         self._nodes_gone, self._database_down = (
             condition_log.ConditionLog(LOG, messages,
@@ -109,6 +113,8 @@ class Agent:
     def register(self):
         """Get or create every host's service, node and instances."""
         hosts = self._driver.hosts()
+        # The agent listens once, as its first host (compute.manager).
+        self._rpc_server = hosts[0]
         self.services = [self._register_service(host) for host in hosts]
         if self.is_compute and self._availability_zone:
             aggregate_obj.Aggregate.place_hosts_in_zone(
@@ -127,7 +133,8 @@ class Agent:
 
     def _register_service(self, host):
         values = {'topic': topic_of(self._binary),
-                  'version': SERVICE_VERSION}
+                  'version': SERVICE_VERSION,
+                  'rpc_server': self._rpc_server}
         try:
             service = service_obj.Service.get_by_host_and_binary(
                 self._context, host, self._binary)
@@ -248,17 +255,29 @@ class Agent:
     def start(self):
         """Heartbeat all services from one thread.
 
-        The tasks of nova-compute hosts are carried out from another.
+        The tasks of nova-compute hosts are carried out from another,
+        told of them by the API's casts when ``[DEFAULT] transport_url``
+        is set, else finding them in the database.
         """
         self._heartbeat = self._servicegroup.join(*self.services)
-        if self.is_compute:
-            self._tasks = compute_tasks.TaskRunner(
-                self._context, self._driver,
-                [service.host for service in self.services], self._conf,
-                self._clock)
-            self._tasks.start()
+        if not self.is_compute:
+            return
+        told = rpc_transport.enabled(self._conf)
+        self._tasks = compute_tasks.TaskRunner(
+            self._context, self._driver,
+            [service.host for service in self.services], self._conf,
+            self._clock, told=told)
+        self._tasks.start()
+        if told:
+            self._listener = compute_manager.Listener(
+                self._conf, self._rpc_server, self._tasks).start()
+        else:
+            LOG.info('No [DEFAULT] transport_url: tasks are looked for in '
+                     'the database every %s s.', self._conf.task_poll_interval)
 
     def stop(self, timeout=5):
+        if self._listener is not None:
+            self._listener.stop()
         if self._tasks is not None:
             self._tasks.stop(timeout)
         if self._heartbeat is not None:

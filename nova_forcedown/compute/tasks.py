@@ -1,12 +1,18 @@
 """The agent carries out the power tasks the API recorded for its hosts.
 
-The database is the queue: the API sets a server's task_state
-(powering-off, powering-on) and records the action in one transaction;
-each agent looks every ``task_poll_interval`` for the tasks of its hosts
-(one query per agent, whatever its number of hosts), has its driver do
-them, then ends each task (vm_state, power_state, task_state cleared)
-and records the event, Success or Error, as Nova's compute does. A task
-for a host whose agent is down waits, and is done when the agent is back.
+The database is the record: the API sets a server's task_state
+(powering-off, powering-on, rebuilding) and records the action in one
+transaction. Without RPC, each agent looks every ``task_poll_interval``
+for the tasks of its hosts (one query per agent, whatever its number of
+hosts). With RPC, the API's cast wakes the runner for that server (one
+query for the servers named since the last look), and the runner looks
+for all its hosts' tasks when it starts and every
+``task_reconcile_interval``, so a lost cast delays a task, never loses
+it. Either way it has its driver do them, then ends each task (vm_state,
+power_state, task_state cleared) and records the event, Success or
+Error, as Nova's compute does. A task for a host whose agent is down
+waits, and is done when the agent is back. Looks run one at a time, in
+one thread, so a task read twice (a duplicate cast) is carried out once.
 """
 
 import concurrent.futures
@@ -39,13 +45,19 @@ TASKS_DATABASE_DOWN = condition_log.Messages(
 
 
 class TaskRunner:
-    """Carry out the waiting tasks of ``hosts`` with ``driver``."""
+    """Carry out the waiting tasks of ``hosts`` with ``driver``.
 
-    def __init__(self, context, driver, hosts, conf, clock):
+    ``told``: whether casts tell of the tasks (RPC is on), so that the
+    runner looks only every ``task_reconcile_interval`` and when woken.
+    """
+
+    def __init__(self, context, driver, hosts, conf, clock, told=False):
         self._context = context
         self._driver = driver
         self._hosts = list(hosts)
-        self._interval = conf.task_poll_interval
+        self._told = told
+        self._interval = (conf.task_reconcile_interval if told
+                          else conf.task_poll_interval)
         self._database_down = condition_log.ConditionLog(
             LOG, TASKS_DATABASE_DOWN, conf.log_reminder_interval, clock)
         self._ticker = None
@@ -61,9 +73,18 @@ class TaskRunner:
     def start(self):
         self._pool = concurrent.futures.ThreadPoolExecutor(
             WORKERS, thread_name_prefix='compute-task')
-        self._ticker = periodic.Every(self._look, self._interval,
-                                      'compute-tasks', run_immediately=False)
+        if self._told:
+            self._ticker = periodic.WhenWoken(self._look, self._interval,
+                                              'compute-tasks')
+        else:
+            self._ticker = periodic.Every(self._look, self._interval,
+                                          'compute-tasks',
+                                          run_immediately=False)
         self._ticker.start()
+
+    def wake(self, instance_uuid):
+        """A cast said ``instance_uuid`` has a task: look for it now."""
+        self._ticker.wake(instance_uuid)
 
     def stop(self, timeout=5):
         if self._ticker is not None:
@@ -71,16 +92,17 @@ class TaskRunner:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _look(self):
+    def _look(self, uuids=None):
         try:
-            self.run_pending()
+            self.run_pending(uuids)
         except Exception:
             # A bug must not end the loop: the next tasks still run.
             LOG.exception('Carrying out the waiting tasks failed.')
 
-    def run_pending(self):
+    def run_pending(self, uuids=None):
         """Carry out every task waiting now; the number started.
 
+        ``uuids``: only those of these servers (None: all of the hosts').
         Without a pool (tests), one after the other before returning;
         with one, each in a worker, skipping those already under way.
         """
@@ -88,7 +110,8 @@ class TaskRunner:
             self._in_flight -= self._finished
             self._finished.clear()
         try:
-            servers = operations.pending_tasks(self._context, self._hosts)
+            servers = operations.pending_tasks(self._context, self._hosts,
+                                               uuids)
         except exception.DatabaseUnavailable as exc:
             outage = exception.first_line(exc)
         else:

@@ -50,7 +50,16 @@ DEFAULT_OPTS = [
                       'the tasks (stop, start) the API recorded for its '
                       'hosts: one query per agent, whatever its number of '
                       'hosts. A task waits at most this long before its '
-                      'host starts it.'),
+                      'host starts it. Used when no [DEFAULT] transport_url '
+                      'is set; with one, the API tells the agent of each '
+                      'task over RPC instead.'),
+    cfg.FloatOpt('task_reconcile_interval', default=20.0, min=0.1,
+                 help='With a [DEFAULT] transport_url: seconds between two '
+                      'looks of the compute agent for the tasks the API '
+                      'recorded for its hosts (and one look when it '
+                      'starts), besides the casts that tell it of each at '
+                      'once. A task whose cast was lost (a broker restart, '
+                      'an agent restarting) waits at most this long.'),
     cfg.StrOpt('host', default=os.uname().nodename,
                sample_default='<current hostname>',
                help='Name of this host, used by the compute agent.'),

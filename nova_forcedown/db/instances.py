@@ -269,16 +269,19 @@ def instance_update(context, server, values):
 
 
 @engine.reader
-def instance_get_tasks(context, hosts, task_states):
+def instance_get_tasks(context, hosts, task_states, uuids=None):
     """Live servers on ``hosts`` whose task_state is one of ``task_states``.
 
     One query on the task_state index: the tasks waiting are few. The
     hosts of an agent may be thousands; beyond :data:`_HOSTS_IN_QUERY`
-    they are matched here rather than in the statement.
+    they are matched here rather than in the statement. ``uuids``: only
+    among these servers.
     """
     wanted = set(hosts)
     criteria = [_INSTANCES.c.task_state.in_(task_states),
                 _INSTANCES.c.deleted == 0]
+    if uuids is not None:
+        criteria.append(_INSTANCES.c.uuid.in_(sorted(uuids)))
     if len(wanted) <= _HOSTS_IN_QUERY:
         criteria.append(_INSTANCES.c.host.in_(sorted(wanted)))
     rows = context.connection.execute(sa.select(_INSTANCES).where(

@@ -56,6 +56,8 @@ class Service(Base):
     forced_down = sa.Column(sa.Boolean, nullable=False, default=False,
                             server_default=sa.false())
     version = sa.Column(sa.Integer, nullable=False, default=0)
+    # The RPC server the host's agent listens as; null: the host itself.
+    rpc_server = sa.Column(sa.String(255), nullable=True)
 
 
 class ComputeNode(Base):

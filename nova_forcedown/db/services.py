@@ -88,6 +88,15 @@ def service_host_exists(context, host):
     return context.connection.execute(query).first() is not None
 
 
+@engine.reader
+def service_rpc_server(context, host):
+    """The RPC server ``host``'s agent listens as; None when not recorded."""
+    query = sa.select(_SERVICES.c.rpc_server).where(
+        _SERVICES.c.deleted == 0, _SERVICES.c.host == host,
+        _SERVICES.c.binary == COMPUTE_BINARY).limit(1)
+    return context.connection.execute(query).scalar()
+
+
 # A service as listings read it: a named tuple, whose fields read at C
 # speed (a SQLAlchemy Row resolves each attribute name in Python).
 ServiceRow = collections.namedtuple(

@@ -14,7 +14,7 @@ AMQP through kombu, which oslo.messaging's rabbit driver uses, and supports
 import json
 import threading
 
-from nova_forcedown.notifications import sender
+from nova_forcedown import messaging as nf_messaging
 
 # The priorities oslo.messaging puts in routing keys, lower case.
 PRIORITIES = ('audit', 'critical', 'debug', 'error', 'info', 'sample',
@@ -30,7 +30,7 @@ class ListenError(Exception):
 
 def broker_urls(conf):
     """kombu URLs of the notification transport and a printable one."""
-    messaging = sender.import_messaging()
+    messaging = nf_messaging.import_messaging()
     transport = messaging.get_notification_transport(conf)
     transport.cleanup()
     url = messaging.TransportURL.parse(

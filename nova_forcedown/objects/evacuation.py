@@ -22,6 +22,7 @@ from nova_forcedown.db import service_history
 from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.rpc import compute as rpc_compute
 
 # The instance action an evacuation records; the destination's rebuild
 # records its event under it.
@@ -67,7 +68,9 @@ def evacuate(context, plan, seen, host=None, force=False, stop_after=False,
             context, server, source, found, host, force, stop_after)
         return values
 
-    operations.act(context, seen.uuid, change, ACTION, project_id)
+    after = operations.act(context, seen.uuid, change, ACTION, project_id)
+    if after.task_state == operations.REBUILDING:
+        operations.tell_host(context, after, rpc_compute.REBUILD)
     return accepted['migration']
 
 

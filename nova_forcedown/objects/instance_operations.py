@@ -6,7 +6,8 @@ launched server that is active or in error, start a stopped one; neither
 runs while another task does. Each check, its change and the action
 record are one transaction (:func:`act`); the host's agent then carries
 out a stop or a start (``task_state`` powering-off or powering-on) and
-ends the task.
+ends the task. With RPC on, the agent is told of it once the transaction
+commits (:func:`tell_host`); else it finds it at its next look.
 
 Policies are the API's: the caller authorizes against the server first.
 """
@@ -16,9 +17,12 @@ from oslo_utils import timeutils
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import instance_actions as db_instance_actions
 from nova_forcedown.db import instances as db_instances
+from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown import rpc
+from nova_forcedown.rpc import compute as rpc_compute
 
 # vm_state, task_state and power_state values, as Nova names them.
 ACTIVE = 'active'
@@ -89,7 +93,8 @@ def stop(context, uuid, project_id=None):
         _check(context, server, 'stop', (ACTIVE, ERROR))
         return {'task_state': POWERING_OFF, 'progress': 0}
 
-    return act(context, uuid, change, 'stop', project_id)
+    return tell_host(context, act(context, uuid, change, 'stop', project_id),
+                     rpc_compute.STOP)
 
 
 def start(context, uuid, project_id=None):
@@ -99,7 +104,8 @@ def start(context, uuid, project_id=None):
         _check(context, server, 'start', (STOPPED,))
         return {'task_state': POWERING_ON}
 
-    return act(context, uuid, change, 'start', project_id)
+    return tell_host(context, act(context, uuid, change, 'start', project_id),
+                     rpc_compute.START)
 
 
 class Task:
@@ -126,15 +132,15 @@ TASKS = {
 }
 
 
-def pending_tasks(context, hosts):
+def pending_tasks(context, hosts, uuids=None):
     """Servers on ``hosts`` with a task waiting, oldest first.
 
     A power task (:data:`TASKS`), or the rebuild of a server evacuated to
-    one of ``hosts``.
+    one of ``hosts``; only among ``uuids`` when given.
     """
     return [instance_obj.decoded(server) for server in
-            db_instances.instance_get_tasks(context, hosts,
-                                            tuple(TASKS) + (REBUILDING,))]
+            db_instances.instance_get_tasks(
+                context, hosts, tuple(TASKS) + (REBUILDING,), uuids)]
 
 
 def end_task(context, server, values):
@@ -154,6 +160,18 @@ def end_task(context, server, values):
 def hosts_of(context, uuids):
     """{uuid: host} of the live servers among ``uuids``."""
     return db_instances.instance_hosts(context, uuids)
+
+
+def tell_host(context, server, method):
+    """Cast ``method`` for ``server``'s task to its host's agent; ``server``.
+
+    Only with RPC on, and after the task's transaction committed: the
+    agent reads the task from the database.
+    """
+    if rpc.enabled():
+        agent = db_services.service_rpc_server(context, server.host)
+        rpc.cast(context, agent or server.host, method, server.uuid)
+    return server
 
 
 def _check(context, server, action, vm_states):

@@ -35,7 +35,8 @@ ZONE_FIELD = 'availability_zone'
 class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
     # Version 1.0: Initial version, before mark-host-down
     # Version 1.1: Added forced_down
-    VERSION = '1.1'
+    # Version 1.2: Added rpc_server
+    VERSION = '1.2'
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -49,6 +50,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         'last_seen_up': fields.DateTimeField(nullable=True),
         'forced_down': fields.BooleanField(),
         'version': fields.IntegerField(),
+        'rpc_server': fields.StringField(nullable=True),
         'availability_zone': fields.StringField(nullable=True),  # not stored
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
@@ -60,6 +62,8 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         super().obj_make_compatible(primitive, target_version)
         if versionutils.convert_version_to_tuple(target_version) < (1, 1):
             primitive.pop('forced_down', None)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 2):
+            primitive.pop('rpc_server', None)
 
     @staticmethod
     def _from_db_object(context, service, db_service):

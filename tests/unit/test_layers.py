@@ -16,8 +16,9 @@ import nova_forcedown
 
 PACKAGE = pathlib.Path(nova_forcedown.__file__).parent
 
-_FOUNDATION = {'conf', 'exception', 'context', 'condition_log', 'periodic'}
-_DOMAIN = {'objects', 'servicegroup', 'notifications'} | _FOUNDATION
+_FOUNDATION = {'conf', 'exception', 'context', 'condition_log', 'periodic',
+               'messaging'}
+_DOMAIN = {'objects', 'servicegroup', 'notifications', 'rpc'} | _FOUNDATION
 
 # part -> the parts it may import (itself always). Only objects reach the
 # database; the few exceptions are DATABASE_ITSELF.
@@ -29,14 +30,16 @@ MAY_IMPORT = {
     'compute': _DOMAIN,
     'scheduler': {'objects', 'servicegroup'} | _FOUNDATION,
     'servicegroup': {'objects'} | _FOUNDATION,
-    'objects': {'notifications', 'db'} | _FOUNDATION,
+    'objects': {'notifications', 'rpc', 'db'} | _FOUNDATION,
     'notifications': _FOUNDATION,
+    'rpc': _FOUNDATION,
     'db': _FOUNDATION,
     'policy': {'policies'} | _FOUNDATION,
     'policies': set(),
     'context': {'exception'},
     'condition_log': set(),
     'periodic': set(),
+    'messaging': set(),
     'conf': set(),
     'exception': set(),
 }

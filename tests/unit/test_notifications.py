@@ -401,8 +401,8 @@ class TestSender(base.BaseTestCase):
         log = self.useFixture(fixtures.FakeLogger())
         notifier = mock.Mock()
         notifier.prepare.return_value.info.side_effect = OSError('down')
-        sender.Sender._deliver(notifier, {}, 'service.update',
-                               'nova-compute:a', {})
+        sender.Sender(conf=None)._deliver(
+            notifier, ({}, 'service.update', 'nova-compute:a', {}))
         self.assertIn('Could not send service.update from nova-compute:a',
                       log.output)
 

@@ -22,7 +22,7 @@ OBJECT_HASHES = {
     'FlavorList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Instance': '1.2-b2c866b1f62dd8d3036275e9d2cdae87',
     'InstanceList': '1.1-15ecf022a68ddbb8c2a6739cfc9f8f5e',
-    'Service': '1.1-cafa66a117338bb21b54c91599166650',
+    'Service': '1.2-6460b07bc15c1e24de11b8bc980d4ad5',
     'ServiceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
 }
 
@@ -32,7 +32,8 @@ def _service():
         id=1, uuid='7c4e9bd4-2b62-4d7e-9f43-2b1d1a0c7a11', host='compute1',
         binary='nova-compute', topic='compute', report_count=3,
         disabled=False, disabled_reason=None, last_seen_up=None,
-        forced_down=True, version=1, availability_zone=None)
+        forced_down=True, version=1, rpc_server='compute1',
+        availability_zone=None)
 
 
 class TestObjectVersions(base.BaseTestCase):
@@ -56,11 +57,18 @@ class TestServiceCompatibility(base.BaseTestCase):
         self.assertEqual('compute1', data['host'])
         self.assertEqual(3, data['report_count'])
 
-    def test_version_1_1_consumers_get_forced_down(self):
-        primitive = _service().obj_to_primitive()
+    def test_version_1_1_consumers_get_forced_down_and_no_rpc_server(self):
+        primitive = _service().obj_to_primitive(target_version='1.1')
+        data = primitive['nova_forcedown_object.data']
         self.assertEqual('1.1', primitive['nova_forcedown_object.version'])
-        self.assertTrue(
-            primitive['nova_forcedown_object.data']['forced_down'])
+        self.assertTrue(data['forced_down'])
+        self.assertNotIn('rpc_server', data)
+
+    def test_version_1_2_consumers_get_the_rpc_server(self):
+        primitive = _service().obj_to_primitive()
+        self.assertEqual('1.2', primitive['nova_forcedown_object.version'])
+        self.assertEqual(
+            'compute1', primitive['nova_forcedown_object.data']['rpc_server'])
 
     def test_round_trip_keeps_forced_down(self):
         service = _service()

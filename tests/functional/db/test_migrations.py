@@ -23,6 +23,7 @@ SERVERS = '0005_servers'
 INSTANCE_ACTIONS = '0006_instance_actions'
 SERVICE_HISTORY = '0007_service_history'
 MIGRATIONS = '0008_migrations'
+RPC_SERVER = '0009_services_rpc_server'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -106,7 +107,8 @@ class MigrationsMixin:
     def test_walk_up_one_revision_at_a_time(self):
         revisions = _revisions_oldest_first()
         self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS,
-                          INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS],
+                          INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS,
+                          RPC_SERVER],
                          revisions)
         for revision in revisions:
             schema.db_sync(self.engine, revision)

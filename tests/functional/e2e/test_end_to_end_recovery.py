@@ -7,7 +7,9 @@ microversions, against the
 real API server and fake-driver agents: the failed host's agent is
 stopped, the reserved host's runs and rebuilds what is evacuated to it.
 Then the failed host is repaired: its agent comes back, removes what was
-evacuated away and makes nothing again, and the host is unfenced.
+evacuated away and makes nothing again, and the host is unfenced. Each
+flow runs twice: with the agents looking for their tasks in the
+database, and told of them over RabbitMQ.
 """
 
 from urllib import parse
@@ -16,6 +18,7 @@ from novaclient import exceptions as nova_exceptions
 
 from tests.fixtures import commands
 from tests.functional.e2e import test_end_to_end
+from tests.functional.e2e import test_rpc_tasks
 
 FAILED = 'failed-1'
 RESERVED = 'reserved-1'
@@ -386,3 +389,18 @@ class TestPacemakerInstanceHA(RecoveryTestCase):
             for server in self.nova('2.11').servers.list(
                 search_opts={'all_tenants': 1})} == {(RESERVED, None)}))
         self.assert_repaired_host_duplicates_nothing(nova)
+
+
+class TestMasakariHostFailureOverRPC(test_rpc_tasks.OverRPC,
+                                     TestMasakariHostFailure):
+    """The same, the API casting to the agents over RabbitMQ."""
+
+
+class TestMasakariAutoRecoveryOverRPC(test_rpc_tasks.OverRPC,
+                                      TestMasakariAutoRecovery):
+    """The same, the API casting to the agents over RabbitMQ."""
+
+
+class TestPacemakerInstanceHAOverRPC(test_rpc_tasks.OverRPC,
+                                     TestPacemakerInstanceHA):
+    """The same, the API casting to the agents over RabbitMQ."""

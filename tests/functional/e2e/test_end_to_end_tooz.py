@@ -89,8 +89,11 @@ class TestAgentOnTooz(ToozEndToEndTestCase):
 
     def test_hosts_stay_up_on_backend_heartbeats_alone(self):
         self.start_fake_hosts()
-        self.assertEqual(['nova-compute:%s%d' % (PREFIX, index)
-                          for index in range(1, HOSTS + 1)], self.members())
+        expected = ['nova-compute:%s%d' % (PREFIX, index)
+                    for index in range(1, HOSTS + 1)]
+        # Up from the database at registration, a moment before joining.
+        self.assertTrue(commands.wait_until(
+            lambda: self.members() == expected), self.members())
         counts = [row['report_count'] for row in self.database.services()]
         observed = set()
         deadline = time.monotonic() + 3 * commands.SERVICE_DOWN_TIME

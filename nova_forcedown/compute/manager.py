@@ -1,0 +1,85 @@
+"""The agent's side of the compute RPC API: its manager and its server.
+
+One RPC server per agent, whatever its number of hosts: it listens as the
+agent's first host (``compute.<host>``, Nova's queue when the agent serves
+one host), and each of its services records that name in ``rpc_server``
+so that the API casts there. A fake agent of a thousand hosts is then one
+queue, one connection and one listening thread, not a thousand.
+
+A cast only wakes the task runner for the server it names; the runner
+reads the task from the database and carries it out, as it does the tasks
+it finds at its own looks.
+"""
+
+import threading
+
+from oslo_log import log as logging
+
+from nova_forcedown import messaging
+from nova_forcedown.rpc import compute as rpc_compute
+from nova_forcedown.rpc import transport
+
+LOG = logging.getLogger(__name__)
+
+# Threads that take the casts off the queue: each only wakes the runner.
+EXECUTOR_THREADS = 4
+
+
+class ComputeManager:
+    """The endpoint the casts call, at :data:`rpc_compute.VERSION`."""
+
+    def __init__(self, runner):
+        self.target = messaging.import_messaging().Target(
+            version=rpc_compute.VERSION)
+        self._runner = runner
+
+    def stop_instance(self, context, instance_uuid):
+        """The API recorded a stop of ``instance_uuid``."""
+        self._runner.wake(instance_uuid)
+
+    def start_instance(self, context, instance_uuid):
+        """The API recorded a start of ``instance_uuid``."""
+        self._runner.wake(instance_uuid)
+
+    def rebuild_instance(self, context, instance_uuid):
+        """The API evacuated ``instance_uuid`` to one of this agent's hosts."""
+        self._runner.wake(instance_uuid)
+
+
+class Listener:
+    """The agent's RPC server, listening as ``server`` for ``runner``.
+
+    It starts in a thread of its own: oslo.messaging waits for the broker
+    before it returns, and the agent carries out its tasks meanwhile (its
+    runner looks every ``task_reconcile_interval``).
+    """
+
+    def __init__(self, conf, server, runner):
+        oslo_messaging = messaging.import_messaging()
+        transport.register_opts(conf)
+        conf.set_default('executor_thread_pool_size', EXECUTOR_THREADS)
+        self._transport = transport.get_transport(conf)
+        self._server = oslo_messaging.get_rpc_server(
+            self._transport, rpc_compute.target(server),
+            [ComputeManager(runner)], executor='threading',
+            serializer=transport.serializer(),
+            access_policy=oslo_messaging.DefaultRPCAccessPolicy)
+        self._starting = threading.Thread(target=self._server.start,
+                                          name='rpc-listener', daemon=True)
+        LOG.info('Tasks are told over RPC at %(topic)s.%(server)s (%(url)s); '
+                 'the database is looked at every %(interval)s s besides.',
+                 {'topic': rpc_compute.TOPIC, 'server': server,
+                  'url': transport.shown_url(conf),
+                  'interval': conf.task_reconcile_interval})
+
+    def start(self):
+        self._starting.start()
+        return self
+
+    def stop(self):
+        """Stop listening; casts not yet taken stay queued for the next."""
+        if self._starting.is_alive():
+            return  # still waiting for the broker: nothing to stop
+        self._server.stop()
+        self._server.wait()
+        self._transport.cleanup()
