@@ -149,7 +149,7 @@ def _tries_at_start(conf):
 
 def _register(conf, agent):
     if conf.database.sync_on_startup:
-        schema.db_sync()
+        schema.sync_on_startup(conf)
     schema.check_migrated()
     agent.register()
 

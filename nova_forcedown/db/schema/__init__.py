@@ -9,6 +9,7 @@ from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 from alembic import script as alembic_script
+import fasteners
 import sqlalchemy as sa
 
 from nova_forcedown.db import engine as db_engine
@@ -63,6 +64,21 @@ def check_migrated(engine=None):
                                                                  head))
 
 
+def sync_on_startup(conf, engine=None):
+    """:func:`db_sync`, one process of this machine at a time.
+
+    gunicorn's workers (and an agent started beside them) each migrate at
+    start: two that read an empty schema at once would both create it,
+    and the second would fail. A file lock under ``state_path`` makes
+    them take turns; the second then finds the schema migrated.
+    """
+    os.makedirs(conf.state_path, exist_ok=True)
+    lock = fasteners.InterProcessLock(
+        os.path.join(conf.state_path, 'nova_forcedown-db-sync.lock'))
+    with lock:
+        db_sync(engine)
+
+
 def prepare(conf):
     """Ready the database for a server: migrate or insist it is migrated.
 
@@ -72,7 +88,7 @@ def prepare(conf):
     db_engine.configure(conf)
     engine = db_engine.get_engine()
     if conf.database.sync_on_startup:
-        db_sync(engine)
+        sync_on_startup(conf, engine)
     else:
         check_migrated(engine)
     # Workers fork from this process: none may inherit its connections.

@@ -4,6 +4,8 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 
 import fixtures
 import testtools
@@ -152,3 +154,37 @@ class TestWSGIApplication(testtools.TestCase):
                 base + '/v2.1/os-hypervisors', ADMIN)
             self.assertEqual(200, status, body)
             self.assertEqual({'hypervisors': []}, json.loads(body))
+
+
+# Each process migrates at start, as a gunicorn worker does.
+_MIGRATE_AT_START = (
+    'import sys\n'
+    'from nova_forcedown import conf\n'
+    'from nova_forcedown.db import schema\n'
+    'schema.prepare(conf.make_conf(["--config-file", sys.argv[1]], '
+    'default_config_files=[]))\n')
+
+
+class TestMigratingAtOnce(testtools.TestCase):
+    """Workers of a fresh database migrate it at the same moment.
+
+    Without the lock schema.sync_on_startup takes, about one run in two
+    of four processes has one fail: both read an empty schema.
+    """
+
+    def test_every_process_starts_and_the_schema_is_made_once(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        config = processes.write_config(state, (
+            '[DEFAULT]\nstate_path = %s\n[database]\nsync_on_startup = true\n'
+            % state))
+        starting = [subprocess.Popen(
+            [sys.executable, '-c', _MIGRATE_AT_START, config],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            for _ in range(4)]
+
+        outputs = [process.communicate(timeout=120)[0]
+                   for process in starting]
+
+        self.assertEqual([0] * 4,
+                         [process.returncode for process in starting],
+                         b'\n'.join(outputs).decode('utf-8', 'replace'))
