@@ -53,7 +53,7 @@ DEFAULT_OPTS = [
                       'host starts it. Used when no [DEFAULT] transport_url '
                       'is set; with one, the API tells the agent of each '
                       'task over RPC instead.'),
-    cfg.FloatOpt('task_reconcile_interval', default=20.0, min=0.1,
+    cfg.FloatOpt('task_reconcile_interval', default=30.0, min=0.1,
                  help='With a [DEFAULT] transport_url: seconds between two '
                       'looks of the compute agent for the tasks the API '
                       'recorded for its hosts (and one look when it '

@@ -177,7 +177,7 @@ class TestCasterLog(base.BaseTestCase):
         self.assertIn('Cannot tell the agents of their tasks, the message '
                       'broker is unavailable (MessageDeliveryFailure: '
                       'unreachable); they find them in the database within '
-                      '[DEFAULT] task_reconcile_interval (20.0 s).', lines[0])
+                      '[DEFAULT] task_reconcile_interval (30.0 s).', lines[0])
         self.assertIn('Recovered: the agents are told of their tasks again',
                       lines[1])
         self.assertEqual(4, failing.casts)
