@@ -107,6 +107,11 @@ class Agent:
         self.nodes = []
 
     @property
+    def task_runner(self):
+        """The runner of the hosts' tasks once started (nova-compute only)."""
+        return self._tasks
+
+    @property
     def is_compute(self):
         return self._binary == service_obj.COMPUTE_BINARY
 

@@ -31,6 +31,10 @@ The modules, in the order a run uses them:
   database of its own: simulated agents heartbeat every host through the
   tooz driver while a checker polls an API on it; ``cpu`` reads the CPU
   seconds of the senders and of the servers (Redis, PostgreSQL);
+* ``rpc_run``: the run of ``--rpc-transport-url`` (off by default): the
+  stop and start and evacuation runs looked for and then cast, the RPC
+  mode's hosts each an RPC server of its own (``one_host_agents``), and
+  what idle agents cost the database in each mode (``idle_agents``);
 * ``report``: the printed table, one section per measurement;
 * ``cli``: the options and ``run_one``, which calls each measurement.
 

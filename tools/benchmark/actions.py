@@ -76,11 +76,23 @@ def _recorded_to_done(engine, uuids):
                 for start, finish in connection.execute(query)]
 
 
-def measure(api, engine, hosts, sequential, concurrent_each):
-    """Latencies of stop and start, one at a time and from 8 clients."""
-    agent = agents.Agent(api, HOST_PREFIX, hosts, 1)
+def measure(api, engine, hosts, sequential, concurrent_each,
+            one_agent_per_host=False, while_running=None):
+    """Latencies of stop and start, one at a time and from 8 clients.
+
+    ``one_agent_per_host``: the hosts' agents are simulated, one RPC
+    server each (``one_host_agents``), rather than one agent for all.
+    ``while_running(process)``: figures read once the agent is up.
+    """
+    if one_agent_per_host:
+        agent = agents.Agent(api, HOST_PREFIX, hosts, 1,
+                             module='tools.benchmark.one_host_agents',
+                             ready='listening as')
+    else:
+        agent = agents.Agent(api, HOST_PREFIX, hosts, 1)
     try:
         uuids = agent.start(engine)
+        extra = while_running(agent.process) if while_running else {}
         alone = uuids[:sequential]
         shares = [uuids[sequential:][index::clients.CLIENTS]
                   [:concurrent_each] for index in range(clients.CLIENTS)]
@@ -95,6 +107,7 @@ def measure(api, engine, hosts, sequential, concurrent_each):
                 latencies.summary(*run()))
             results['%s, recorded to done' % label] = latencies.summary(
                 _recorded_to_done(engine, acted_on), [], set(), None)
-        return {'agent_hosts': hosts, 'runs': results}
+        return dict(extra, agent_hosts=hosts, runs=results,
+                    one_agent_per_host=one_agent_per_host)
     finally:
         agent.stop()

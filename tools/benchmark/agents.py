@@ -17,20 +17,24 @@ from tools.benchmark import server as bench_server
 class Agent:
     """One agent process of ``hosts`` hosts, ``instances`` servers each.
 
-    The hosts are named ``<prefix><i>``.
+    The hosts are named ``<prefix><i>``. ``module``: the agent's command,
+    the product's or the simulation of ``one_host_agents``; ``ready``:
+    the line its log shows once it serves, when registering is not all.
     """
 
-    def __init__(self, api, prefix, hosts, instances, *options):
+    def __init__(self, api, prefix, hosts, instances, *options,
+                 module='nova_forcedown.cmd.compute', ready=None):
         self.prefix = prefix
         self.servers = hosts * instances
         self.log_path = os.path.join(os.path.dirname(api.config),
                                      'agent-%s.log' % prefix.rstrip('-'))
         self.command = [
-            sys.executable, '-m', 'nova_forcedown.cmd.compute',
+            sys.executable, '-m', module,
             '--config-file', api.config, '--driver', 'fake', '--hosts',
             str(hosts), '--instances', str(instances), '--host-prefix',
             prefix, *options]
         self.process = None
+        self._ready = ready
         self._log = None
 
     def start(self, engine, hosts_needed=0):
@@ -49,7 +53,8 @@ class Agent:
                 raise RuntimeError('the agent exited:\n' + self.log())
             uuids = server_uuids(engine, self.prefix)
             if (len(uuids) == self.servers and
-                    _services(engine, self.prefix) >= hosts_needed):
+                    _services(engine, self.prefix) >= hosts_needed and
+                    (self._ready is None or self._ready in self.log())):
                 return uuids
             time.sleep(0.5)
         raise RuntimeError('the agent did not register:\n' + self.log())

@@ -19,6 +19,7 @@ from tools.benchmark import heartbeats
 from tools.benchmark import host_wide
 from tools.benchmark import listings
 from tools.benchmark import report
+from tools.benchmark import rpc_run
 from tools.benchmark import seeding
 from tools.benchmark import server
 from tools.benchmark import slow_clients
@@ -274,6 +275,25 @@ def parse_args(argv):
     tooz.add_argument('--tooz-service-down-time', type=int, default=60,
                       help='service_down_time of the agents and the API '
                            '(default 60)')
+    rpc = parser.add_argument_group(
+        'tasks over RPC', 'a run of its own, after the others: the stop '
+        'and start and the evacuation runs (sized by their options above), '
+        'looked for and then cast, and idle agents in each mode')
+    rpc.add_argument('--rpc-transport-url',
+                     help='the broker to cast tasks through (default: no '
+                          'such run), e.g. rabbit://guest:guest@127.0.0.1:'
+                          '5672/')
+    rpc.add_argument('--rpc-one-agent', action='store_true',
+                     help='in the RPC mode, stop and start the servers of '
+                          'one agent of --action-hosts hosts (one queue) '
+                          'rather than of one simulated agent per host')
+    rpc.add_argument('--idle-agents', type=int, default=20,
+                     help='agent processes of one host each whose idle '
+                          'cost is counted, on PostgreSQL only (default '
+                          '20; 0 skips it)')
+    rpc.add_argument('--idle-seconds', type=float, default=60.0,
+                     help='seconds each mode\'s idle agents are counted '
+                          '(default 60)')
     args = parser.parse_args(argv)
     args.hosts = [int(value) for value in args.hosts.split(',') if value]
     return args
@@ -297,6 +317,8 @@ def main(argv=None):
         print('%d hosts on the tooz driver...' % args.tooz_hosts,
               file=sys.stderr, flush=True)
         figures['tooz'] = run_tooz(args)
+    if args.rpc_transport_url:
+        figures['rpc'] = rpc_run.measure(args)
     report.print_table(figures)
     if args.json:
         with open(args.json, 'w') as output:

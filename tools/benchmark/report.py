@@ -47,6 +47,8 @@ def print_table(report, out=sys.stdout):
                                              for run in runs])
     if report.get('tooz'):
         tooz_liveness(out.write, report['tooz'], report['backend'])
+    if report.get('rpc'):
+        tasks_told(out.write, report['rpc'])
 
 
 def _line(out, label, cells):
@@ -232,3 +234,45 @@ def tooz_liveness(write, figures, backend):
     write('    tooz (redis heartbeat): %s/s, %s (%s)\n' % (
         tooz['per_second'], tooz['per_agent_cpu_second'],
         tooz['per_cpu_second']))
+
+
+def tasks_told(write, figures):
+    """The run of --rpc-transport-url: each mode, side by side."""
+    write('\ntasks looked for (polling) and cast (rpc):\n')
+    for mode in ('polling', 'rpc'):
+        found = figures.get(mode)
+        if not found or 'actions' not in found:
+            continue
+        if found['actions'].get('broker'):
+            broker = found['actions']['broker']
+            write('  %s: %d hosts, one RPC server each (%d threads, %s MB '
+                  'in their process); broker: %d queues, %d connections, '
+                  '%s MB\n' % (
+                      mode, found['actions']['agent_hosts'],
+                      found['actions']['listeners_threads'],
+                      found['actions']['listeners_rss_mb'],
+                      broker['queues'], broker['connections'],
+                      broker['memory_mb']))
+        for name, item in found['actions']['runs'].items():
+            write('  %s, stop and start, %s: median/p99 %s/%s ms (%d, %d '
+                  'failures)\n' % (mode, name, short(item['median_ms']),
+                                   short(item['p99_ms']), item['requests'],
+                                   item['failures']))
+        item = found.get('evacuation')
+        if item is None:
+            continue
+        write('  %s, evacuation of %d servers: all accepted in %.2f s, all '
+              'active in %s s; lost %d\n' % (
+                  mode, item['servers'], item['accepted_s'],
+                  item['active_on_destination_s'], item['lost']))
+    for mode, item in (figures.get('idle') or {}).items():
+        write('  idle agents, %s: %s transactions/s per agent (%d agents, '
+              '%.0f s)\n' % (mode, item['per_agent_per_s'], item['agents'],
+                             item['seconds']))
+        before, during = item['broker_before'], item['broker_with_agents']
+        if before and during:
+            write('    broker: queues %d -> %d, connections %d -> %d, '
+                  'memory %s -> %s MB\n' % (
+                      before['queues'], during['queues'],
+                      before['connections'], during['connections'],
+                      before['memory_mb'], during['memory_mb']))

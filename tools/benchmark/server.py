@@ -4,6 +4,7 @@ The server is counting_api: nova-forcedown-api's gunicorn server, workers
 and settings, with the SQL statements of each request counted.
 """
 
+import contextlib
 import http.client
 import os
 import signal
@@ -59,6 +60,19 @@ class Server:
                     for name, value in values.items()))
         self.log_path = os.path.join(database.directory, name + '.log')
         self.process = None
+
+    @contextlib.contextmanager
+    def serving(self):
+        """Started for the block, stopped after; its log on a failure."""
+        try:
+            self.start()
+            yield self
+        except Exception:
+            if self.process is not None:
+                sys.stderr.write(self.log())
+            raise
+        finally:
+            self.stop()
 
     def start(self):
         self._log = open(self.log_path, 'wb')
