@@ -47,8 +47,7 @@ def run_one(args, hosts):
 def _through_the_api(args, database, engine, uuids, hosts):
     """What is measured over HTTP, while the API's memory is sampled."""
     api = server.Server(database, args.workers, args.threads)
-    try:
-        api.start()
+    with api.serving():
         sampler = server.RssSampler(api)
         sampler.start()
         try:
@@ -88,12 +87,6 @@ def _through_the_api(args, database, engine, uuids, hosts):
         finally:
             sampler.stop()
         figures['rss'] = sampler.figures()
-    except Exception:
-        if api.process is not None:
-            sys.stderr.write(api.log())
-        raise
-    finally:
-        api.stop()
     unpaged, figures['rss_unpaged'] = _unpaged_listings(
         args, database, engine, hosts)
     figures['listings'].update(unpaged)
@@ -107,8 +100,7 @@ def _unpaged_listings(args, database, engine, hosts):
     """
     api = server.Server(database, args.workers, args.threads,
                         max_limit=listings.UNPAGED_MAX_LIMIT, name='unpaged')
-    try:
-        api.start()
+    with api.serving():
         sampler = server.RssSampler(api)
         sampler.start()
         try:
@@ -118,12 +110,6 @@ def _unpaged_listings(args, database, engine, hosts):
         finally:
             sampler.stop()
         return figures, sampler.figures()
-    except Exception:
-        if api.process is not None:
-            sys.stderr.write(api.log())
-        raise
-    finally:
-        api.stop()
 
 
 def _heartbeats(args, database):
