@@ -40,10 +40,14 @@ class OverRPC:
     RECONCILE_INTERVAL = NO_LOOK_IN_TIME
 
     def api_config_files(self):
+        return self.database_config_and_vhost() + [self.rpc_config(
+            'rpc-api.conf', self.vhost.url())]
+
+    def database_config_and_vhost(self):
+        """The API's files but this mixin's, once the test's vhost is made."""
         rabbitmq.require_broker(self)
         self.vhost = self.useFixture(rabbitmq.VirtualHost())
-        return super().api_config_files() + [self.rpc_config(
-            'rpc-api.conf', self.vhost.url())]
+        return super().api_config_files()
 
     def rpc_config(self, name, url, interval=None):
         path = os.path.join(self.database.state_path, name)
@@ -158,9 +162,7 @@ class TestALostCast(RPCTasksTestCase):
     RECONCILE_INTERVAL = 1
 
     def api_config_files(self):
-        rabbitmq.require_broker(self)
-        self.vhost = self.useFixture(rabbitmq.VirtualHost())
-        return test_end_to_end.EndToEndTestCase.api_config_files(self)
+        return self.database_config_and_vhost()
 
     def test_the_agents_look_finds_the_task(self):
         server = self.server_of('rpc-2')
@@ -213,9 +215,7 @@ class TestAPIWithoutBroker(RPCTasksTestCase):
     RECONCILE_INTERVAL = 1
 
     def api_config_files(self):
-        rabbitmq.require_broker(self)
-        self.vhost = self.useFixture(rabbitmq.VirtualHost())
-        return test_end_to_end.EndToEndTestCase.api_config_files(self) + [
+        return self.database_config_and_vhost() + [
             self.rpc_config('rpc-api.conf',
                             self.vhost.url(processes.free_port()))]
 
