@@ -12,6 +12,8 @@ import time
 
 from futurist import periodics
 
+_NEVER = float('inf')
+
 
 class Ticker:
     """Call ``tick()`` every ``interval`` seconds until stopped.
@@ -64,11 +66,11 @@ class WhenWoken:
     """Call ``function(woken)`` when woken, and every ``interval`` seconds.
 
     ``woken``: what the wake-ups since the last call named, or None for a
-    call the interval brought (the first comes at once); it must not
-    raise, or the calls end. Wake-ups that
-    come while a call runs are kept for the next one, so a burst costs a
-    call or two, not one each. futurist's periodic calls cannot be
-    brought forward, hence a thread and a condition of its own.
+    call the interval brought (the first comes at once; with an interval
+    of None, it is the only one); it must not raise, or the calls end.
+    Wake-ups that come while a call runs are kept for the next one, so a
+    burst costs a call or two, not one each. futurist's periodic calls
+    cannot be brought forward, hence a thread and a condition of its own.
     """
 
     def __init__(self, function, interval, name, clock=time.monotonic):
@@ -98,17 +100,22 @@ class WhenWoken:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    def _until(self, due):
+        """Seconds to wait for ``due``; None (no limit) for never."""
+        return None if due == _NEVER else max(0.0, due - self._clock())
+
     def _run(self):
         due = self._clock()
         while True:
             with self._condition:
                 while not (self._stopped or self._woken or
                            self._clock() >= due):
-                    self._condition.wait(max(0.0, due - self._clock()))
+                    self._condition.wait(self._until(due))
                 if self._stopped:
                     return
                 woken, self._woken = self._woken, set()
             if self._clock() >= due:
-                due = self._clock() + self._interval
+                due = (_NEVER if self._interval is None
+                       else self._clock() + self._interval)
                 woken = None
             self._function(woken)

@@ -202,8 +202,7 @@ def _serve(conf, agent, stop):
     LOG.info('Heartbeating %(count)d service(s) every %(interval)s s.',
              {'count': len(agent.services),
               'interval': conf.report_interval})
-    while not stop.wait(compute_agent.RESOURCE_INTERVAL):
-        agent.refresh_resources()
+    stop.wait()
     LOG.info('Stopping on signal.')
     agent.stop()
     notifications.flush()

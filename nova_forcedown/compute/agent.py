@@ -35,7 +35,8 @@ LOG = logging.getLogger(__name__)
 SERVICE_VERSION = 1
 
 # Seconds between two refreshes of the nodes' resources (uptime included),
-# the period of Nova's update_available_resource task.
+# the period of Nova's update_available_resource task; done by the first
+# database heartbeat once they have passed.
 RESOURCE_INTERVAL = 60
 
 NODES_GONE = condition_log.Messages(
@@ -52,17 +53,6 @@ NODES_GONE = condition_log.Messages(
            'again.',
            '%(count)d compute nodes are back: %(names)s. Their resources '
            'are updated again.'))
-
-RESOURCES_DATABASE_DOWN = condition_log.Messages(
-    level=logging.WARNING,
-    started='Cannot update the resources of the compute nodes, the '
-            'database is unavailable (%(error)s); retrying every '
-            '%(interval)s s.',
-    reminder='The resources of the compute nodes are still not updated '
-             'after %(seconds)d s, the database is unavailable '
-             '(%(error)s).',
-    ended='Recovered: the resources of the compute nodes are updated '
-          'again, after %(seconds)d s.')
 
 
 def load_driver(conf):
@@ -99,10 +89,9 @@ class Agent:
         self._listener = None
         self._rpc_server = None
         self._clock = clock
-        self._nodes_gone, self._database_down = (
-            condition_log.ConditionLog(LOG, messages,
-                                       conf.log_reminder_interval, clock)
-            for messages in (NODES_GONE, RESOURCES_DATABASE_DOWN))
+        self._nodes_gone = condition_log.ConditionLog(
+            LOG, NODES_GONE, conf.log_reminder_interval, clock)
+        self._resources_at = clock()
         self.services = []
         self.nodes = []
 
@@ -264,14 +253,16 @@ class Agent:
         told of them by the API's casts when ``[DEFAULT] transport_url``
         is set, else finding them in the database.
         """
-        self._heartbeat = self._servicegroup.join(*self.services)
         if not self.is_compute:
+            self._heartbeat = self._servicegroup.join(*self.services)
             return
         told = rpc_transport.enabled(self._conf)
         self._tasks = compute_tasks.TaskRunner(
             self._context, self._driver,
             [service.host for service in self.services], self._conf,
             self._clock, told=told)
+        self._heartbeat = self._servicegroup.join(
+            *self.services, along=self.with_heartbeat)
         self._tasks.start()
         if told:
             self._listener = compute_manager.Listener(
@@ -288,12 +279,34 @@ class Agent:
         if self._heartbeat is not None:
             self._heartbeat.stop(timeout)
 
-    def refresh_resources(self):
+    def with_heartbeat(self, context):
+        """The agent's other periodic database work, in a heartbeat's.
+
+        Once RESOURCE_INTERVAL has passed, the nodes' resources are
+        written; told over RPC, the tasks whose cast was lost are found
+        (:meth:`TaskRunner.waiting_if_due`). All in the transaction of the
+        database heartbeat, so an idle agent costs the database one
+        transaction per heartbeat. Returns what to do once it committed:
+        a transaction rolled back (and retried) leaves the work due.
+        """
+        now = self._clock()
+        gone = (self._write_resources()
+                if now - self._resources_at >= RESOURCE_INTERVAL else None)
+        waiting = (self._tasks.waiting_if_due(context)
+                   if self._tasks is not None else None)
+
+        def then():
+            if gone is not None:
+                self._resources_at = now
+                self._nodes_gone.update(gone)
+            if waiting is not None:
+                self._tasks.take_waiting(waiting)
+        return then
+
+    def _write_resources(self):
         """Write what changed in each node's resources (uptime at least).
 
-        Nodes whose rows are gone, and a database outage, are logged when
-        that starts and ends and reminded while it lasts, not on every
-        refresh.
+        Returns the names of the nodes whose rows are gone.
         """
         gone = []
         for node in self.nodes:
@@ -302,16 +315,4 @@ class Agent:
                 node.save()
             except exception.ComputeNodeNotFound:
                 gone.append(node.hypervisor_hostname)
-            except exception.DatabaseUnavailable as exc:
-                outage = exception.first_line(exc)
-                break
-        else:
-            outage = None
-        # Logged out of the except block: oslo.log would otherwise append
-        # the exception to the line, repeating what the line says.
-        if outage is not None:
-            self._database_down.update(['database'], error=outage,
-                                       interval=RESOURCE_INTERVAL)
-            return
-        self._database_down.update([])
-        self._nodes_gone.update(gone)
+        return gone

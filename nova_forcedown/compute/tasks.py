@@ -5,12 +5,14 @@ The database is the record: the API sets a server's task_state
 transaction. Without RPC, each agent looks every ``task_poll_interval``
 for the tasks of its hosts (one query per agent, whatever its number of
 hosts). With RPC, the API's cast wakes the runner for that server (one
-query for the servers named since the last look), and the runner looks
-for all its hosts' tasks when it starts and every
-``task_reconcile_interval``, so a lost cast delays a task, never loses
-it. Either way it has its driver do them, then ends each task (vm_state,
-power_state, task_state cleared) and records the event, Success or
-Error, as Nova's compute does. A task for a host whose agent is down
+query for the servers named since the last look); the runner looks for
+all its hosts' tasks when it starts, and every ``task_reconcile_interval``
+the agent's database heartbeat reads which of them wait (in its own
+transaction: an idle agent costs no look of its own) and wakes the runner
+for those, so a lost cast delays a task, never loses it. Either way it
+has its driver do them, then ends each task (vm_state, power_state,
+task_state cleared) and records the event, Success or Error, as Nova's
+compute does. A task for a host whose agent is down
 waits, and is done when the agent is back. Looks run one at a time, in
 one thread, so a task read twice (a duplicate cast) is carried out once.
 """
@@ -48,7 +50,8 @@ class TaskRunner:
     """Carry out the waiting tasks of ``hosts`` with ``driver``.
 
     ``told``: whether casts tell of the tasks (RPC is on), so that the
-    runner looks only every ``task_reconcile_interval`` and when woken.
+    runner looks when it starts and when woken only, and
+    :meth:`waiting_if_due` finds those whose cast was lost.
     """
 
     def __init__(self, context, driver, hosts, conf, clock, told=False):
@@ -56,8 +59,10 @@ class TaskRunner:
         self._driver = driver
         self._hosts = list(hosts)
         self._told = told
+        self._clock = clock
         self._interval = (conf.task_reconcile_interval if told
                           else conf.task_poll_interval)
+        self._reconcile_at = clock() + self._interval
         self._database_down = condition_log.ConditionLog(
             LOG, TASKS_DATABASE_DOWN, conf.log_reminder_interval, clock)
         self._ticker = None
@@ -74,7 +79,7 @@ class TaskRunner:
         self._pool = concurrent.futures.ThreadPoolExecutor(
             WORKERS, thread_name_prefix='compute-task')
         if self._told:
-            self._ticker = periodic.WhenWoken(self._look, self._interval,
+            self._ticker = periodic.WhenWoken(self._look, None,
                                               'compute-tasks')
         else:
             self._ticker = periodic.Every(self._look, self._interval,
@@ -82,9 +87,28 @@ class TaskRunner:
                                           run_immediately=False)
         self._ticker.start()
 
-    def wake(self, instance_uuid):
-        """A cast said ``instance_uuid`` has a task: look for it now."""
-        self._ticker.wake(instance_uuid)
+    def wake(self, *instance_uuids):
+        """A cast said these servers have a task: look for them now."""
+        for instance_uuid in instance_uuids:
+            self._ticker.wake(instance_uuid)
+
+    def waiting_if_due(self, context):
+        """The servers whose tasks wait, once per task_reconcile_interval.
+
+        Told over RPC only (a polling runner finds them itself): read in
+        ``context``'s transaction, the agent's database heartbeat, which
+        gives them to :meth:`take_waiting` once it committed. None when
+        no look is due.
+        """
+        if not self._told or self._clock() < self._reconcile_at:
+            return None
+        return [server.uuid for server in
+                operations.pending_tasks(context, self._hosts)]
+
+    def take_waiting(self, uuids):
+        """Carry out the tasks a due look found; the next is an interval on."""
+        self._reconcile_at = self._clock() + self._interval
+        self.wake(*uuids)
 
     def stop(self, timeout=5):
         if self._ticker is not None:

@@ -58,8 +58,14 @@ DEFAULT_OPTS = [
                       'looks of the compute agent for the tasks the API '
                       'recorded for its hosts (and one look when it '
                       'starts), besides the casts that tell it of each at '
-                      'once. A task whose cast was lost (a broker restart, '
-                      'an agent restarting) waits at most this long.'),
+                      'once. The look is made by the first database '
+                      'heartbeat once this time has passed (in its '
+                      'transaction), so a task whose cast was lost (a '
+                      'broker restart, an agent restarting) waits at most '
+                      'this long or the heartbeat interval, whichever is '
+                      'longer: report_interval on the db servicegroup '
+                      'driver, [coordination] database_report_interval on '
+                      'tooz.'),
     cfg.StrOpt('host', default=os.uname().nodename,
                sample_default='<current hostname>',
                help='Name of this host, used by the compute agent.'),

@@ -319,23 +319,27 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
         return base.list_from_db(cls, Service, context, rows)
 
     @staticmethod
-    def record_heartbeats(services):
+    def record_heartbeats(services, along=None):
         """Heartbeat of each of ``services``, one UPDATE per chunk of them.
 
         What record_heartbeat does for one service, for an agent of many
         hosts, in the context of the first. Returns the services whose rows
-        are gone (deleted).
+        are gone (deleted). ``along(context)`` runs in the same transaction
+        and what it returns, unless None, after it committed.
         """
         if not services:
             return []
-        stored = db_services.service_report_states(
-            services[0]._context, [service.id for service in services])
+        stored, then = _heartbeats_along(
+            services[0]._context, [service.id for service in services],
+            along)
         gone = []
         for service in services:
             if service.id in stored:
                 service._take_heartbeat(stored[service.id])
             else:
                 gone.append(service)
+        if then is not None:
+            then()
         return gone
 
     @staticmethod
@@ -353,3 +357,10 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
             context, host=host, binary=binary,
             exclude_binaries=() if include_api else API_BINARIES,
             hosts=hosts, consume=consume)
+
+
+@db_engine.writer
+def _heartbeats_along(context, service_ids, along):
+    """The heartbeats' stored values, and what ``along`` returned."""
+    stored = db_services.service_report_states(context, service_ids)
+    return stored, along(context) if along is not None else None

@@ -17,13 +17,19 @@ class API:
             DRIVER_NAMESPACE, conf.servicegroup_driver,
             invoke_on_load=True, invoke_args=(conf,)).driver
 
-    def join(self, *services):
+    def join(self, *services, along=None):
         """Start heartbeating ``services`` from one loop; returns its handle.
 
         An agent that runs many hosts passes them all, so their heartbeats
         share one thread and reach the database one after another.
+
+        ``along(context)``: the caller's other periodic database work, done
+        in the transaction of each database heartbeat; what it returns,
+        unless None, is called once that transaction committed. An idle
+        agent then costs the database one transaction per heartbeat, not
+        one per kind of work.
         """
-        return self._driver.join(*services)
+        return self._driver.join(*services, along=along)
 
     def service_is_up(self, service):
         if service.forced_down:

@@ -252,6 +252,16 @@ class TestWhenWoken(base.BaseTestCase):
         self.assertTrue(_until(lambda: len(calls) > 3))
         self.assertEqual({None}, set(calls))
 
+    def test_without_an_interval_only_wake_ups_call_after_the_first(self):
+        ticker, calls, called = self._started(None)
+        self.assertTrue(called.wait(5))
+        called.clear()
+        time.sleep(0.2)
+        ticker.wake('server-a')
+
+        self.assertTrue(called.wait(5))
+        self.assertEqual([None, {'server-a'}], calls)
+
 
 def _until(predicate, timeout=10):
     deadline = time.monotonic() + timeout

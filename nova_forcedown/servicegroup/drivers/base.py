@@ -6,8 +6,11 @@ import abc
 class Driver(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
-    def join(self, *services):
-        """Start reporting ``services`` alive; return a handle with stop()."""
+    def join(self, *services, along=None):
+        """Start reporting ``services`` alive; return a handle with stop().
+
+        ``along``: see :meth:`nova_forcedown.servicegroup.api.API.join`.
+        """
 
     @abc.abstractmethod
     def is_up(self, service):

@@ -17,6 +17,7 @@ create_group, join_group, get_members), so any backend URL tooz supports
 works.
 """
 
+import functools
 import threading
 import time
 import urllib.parse
@@ -107,7 +108,7 @@ class ToozDriver(base.Driver):
         self._unreachable = condition_log.ConditionLog(
             LOG, BACKEND_DOWN, conf.log_reminder_interval, clock)
 
-    def join(self, *services):
+    def join(self, *services, along=None):
         """Heartbeat ``services`` to the backend and, rarely, the database.
 
         Two threads whatever the number of services: one heartbeats every
@@ -115,11 +116,13 @@ class ToozDriver(base.Driver):
         their database heartbeats every database_report_interval (and
         learns and logs their forced_down). Neither waits for the other,
         so an outage of one store leaves the other's heartbeats running.
+        ``along`` rides on the database heartbeats.
         """
         conf = self._conf
         beats = BackendHeartbeat(conf, services).start()
         database = heartbeat.Heartbeat(
-            db.DbDriver.report_states, services,
+            functools.partial(db.DbDriver.report_states, along=along),
+            services,
             coordination_conf.database_report_interval(conf),
             conf.log_reminder_interval).start()
         return Handle(beats, database)

@@ -1,5 +1,7 @@
 """Database servicegroup driver: heartbeats are rows in the services table."""
 
+import functools
+
 from oslo_utils import timeutils
 
 from nova_forcedown.objects import service as service_obj
@@ -14,14 +16,15 @@ class DbDriver(base.Driver):
         self._service_down_time = conf.service_down_time
         self._log_reminder_interval = conf.log_reminder_interval
 
-    def join(self, *services):
+    def join(self, *services, along=None):
         """Heartbeat ``services`` every report_interval from one thread.
 
         Each tick writes them all with report_states: one UPDATE per chunk
         of services, not one per service. The loop logs which of them are
         forced down when that changes, not on every tick.
         """
-        return heartbeat.Heartbeat(self.report_states, services,
+        return heartbeat.Heartbeat(functools.partial(self.report_states,
+                                                     along=along), services,
                                    self._report_interval,
                                    self._log_reminder_interval).start()
 
@@ -31,13 +34,13 @@ class DbDriver(base.Driver):
         service.record_heartbeat()
 
     @staticmethod
-    def report_states(services):
+    def report_states(services, along=None):
         """Heartbeat of many services; returns those whose rows are gone.
 
         Each service that is still there gets its stored forced_down and
-        disabled back.
+        disabled back. ``along``: as :meth:`API.join` says.
         """
-        return service_obj.ServiceList.record_heartbeats(services)
+        return service_obj.ServiceList.record_heartbeats(services, along)
 
     def is_up(self, service):
         """Down while forced down, else judged by the last heartbeat.

@@ -6,6 +6,7 @@ line when it happens and a reminder every log_reminder_interval, never a
 line per host per tick. Ticks run on a fake clock, called by the test.
 """
 
+import functools
 import logging
 
 import fixtures
@@ -92,11 +93,16 @@ class _AgentLogMixin:
         self._update_rows(models.ComputeNode, gone,
                           deleted=models.ComputeNode.id)
 
-        for _ in range(20):
-            self.agent.refresh_resources()
-            self.clock.now += compute_agent.RESOURCE_INTERVAL
+        loop = heartbeat.Heartbeat(
+            functools.partial(db_driver.DbDriver.report_states,
+                              along=self.agent.with_heartbeat),
+            self.agent.services, 10, REMIND_EVERY, clock=self.clock)
+        for _ in range(120):
+            self.clock.now += 10
+            loop.tick()
 
-        # 1200 s: the first refresh, reminders at 300, 600 and 900 s.
+        # 1200 s of heartbeats, a refresh every 60 s: the first one, then
+        # reminders at 300, 600 and 900 s.
         self.assertEqual(['ERROR'] * 4, self.records_levels())
         self.assertEqual(
             '2 compute nodes are gone: fake-compute-2, fake-compute-4. They '
