@@ -27,7 +27,7 @@ POLL_SECONDS = 0.05
 TIMEOUT_SECONDS = 10
 
 
-def _carried_out(client, uuid, action, status, times, failures):
+def carried_out(client, uuid, action, status, times, failures):
     """POST ``action``, then poll until the server shows ``status``."""
     start = time.perf_counter()
     answer, _, body = client.request('POST', '/servers/%s/action' % uuid,
@@ -52,14 +52,14 @@ def _stop_start_loop(port, uuids):
     times, failures = [], []
     try:
         for uuid in uuids:
-            _carried_out(client, uuid, 'os-stop', 'SHUTOFF', times, failures)
-            _carried_out(client, uuid, 'os-start', 'ACTIVE', times, failures)
+            carried_out(client, uuid, 'os-stop', 'SHUTOFF', times, failures)
+            carried_out(client, uuid, 'os-start', 'ACTIVE', times, failures)
     finally:
         client.close()
     return times, failures, set()
 
 
-def _recorded_to_done(engine, uuids):
+def recorded_to_done(engine, uuids):
     """Seconds from each action's record to the end of its event.
 
     For the stop and start actions of the servers ``uuids``.
@@ -77,22 +77,26 @@ def _recorded_to_done(engine, uuids):
 
 
 def measure(api, engine, hosts, sequential, concurrent_each,
-            one_agent_per_host=False, while_running=None):
+            one_agent_per_host=False, while_running=None, processes=1):
     """Latencies of stop and start, one at a time and from 8 clients.
 
     ``one_agent_per_host``: the hosts' agents are simulated, one RPC
-    server each (``one_host_agents``), rather than one agent for all.
-    ``while_running(process)``: figures read once the agent is up.
+    server each (``one_host_agents``), rather than one agent for all,
+    spread over ``processes`` processes.
+    ``while_running(processes)``: figures read once the agents are up.
     """
     if one_agent_per_host:
-        agent = agents.Agent(api, HOST_PREFIX, hosts, 1,
-                             module='tools.benchmark.one_host_agents',
-                             ready='listening as')
+        started = [agents.Agent(api, '%s%d-' % (HOST_PREFIX, index),
+                                share, 1,
+                                module='tools.benchmark.one_host_agents',
+                                ready='listening as')
+                   for index, share in enumerate(_shares(hosts, processes))]
     else:
-        agent = agents.Agent(api, HOST_PREFIX, hosts, 1)
+        started = [agents.Agent(api, HOST_PREFIX, hosts, 1)]
     try:
-        uuids = agent.start(engine)
-        extra = while_running(agent.process) if while_running else {}
+        uuids = [uuid for agent in started for uuid in agent.start(engine)]
+        extra = (while_running([agent.process for agent in started])
+                 if while_running else {})
         alone = uuids[:sequential]
         shares = [uuids[sequential:][index::clients.CLIENTS]
                   [:concurrent_each] for index in range(clients.CLIENTS)]
@@ -106,8 +110,17 @@ def measure(api, engine, hosts, sequential, concurrent_each,
             results['%s, request to result seen' % label] = (
                 latencies.summary(*run()))
             results['%s, recorded to done' % label] = latencies.summary(
-                _recorded_to_done(engine, acted_on), [], set(), None)
+                recorded_to_done(engine, acted_on), [], set(), None)
         return dict(extra, agent_hosts=hosts, runs=results,
-                    one_agent_per_host=one_agent_per_host)
+                    one_agent_per_host=one_agent_per_host,
+                    agent_processes=len(started))
     finally:
-        agent.stop()
+        for agent in started:
+            agent.stop()
+
+
+def _shares(hosts, processes):
+    """``hosts`` split as evenly as can be among at most ``processes``."""
+    each, more = divmod(hosts, processes)
+    counts = [each + (index < more) for index in range(processes)]
+    return [count for count in counts if count]

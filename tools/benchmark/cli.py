@@ -144,6 +144,9 @@ def run_tooz(args):
             report_interval=args.tooz_report_interval,
             service_down_time=args.tooz_service_down_time,
             quiet_listings=args.tooz_quiet_listings,
+            task_hosts=args.tooz_task_hosts,
+            task_interval=args.tooz_task_interval,
+            transport_url=args.rpc_transport_url,
             workers=args.workers, threads=args.threads)
         figures = tooz_liveness.measure(database, uuids, args.tooz_hosts,
                                         options)
@@ -241,6 +244,14 @@ def parse_args(argv):
                            'backend connection each (default 2000)')
     tooz.add_argument('--tooz-processes', type=int, default=4,
                       help='processes running the agents (default 4)')
+    tooz.add_argument('--tooz-task-hosts', type=int, default=0,
+                      help='hosts of a real agent on the tooz driver whose '
+                           'servers are stopped and started while the run '
+                           'lasts, told over RPC with --rpc-transport-url '
+                           '(default 0: none)')
+    tooz.add_argument('--tooz-task-interval', type=float, default=1.0,
+                      help='seconds between two of those stops or starts '
+                           '(default 1)')
     tooz.add_argument('--tooz-force-downs', type=int, default=20,
                       help='hosts forced down during the run, one before '
                            'each listing (default 20)')
@@ -273,6 +284,10 @@ def parse_args(argv):
                      help='in the RPC mode, stop and start the servers of '
                           'one agent of --action-hosts hosts (one queue) '
                           'rather than of one simulated agent per host')
+    rpc.add_argument('--rpc-listener-processes', type=int, default=10,
+                     help='processes sharing the simulated one-host agents '
+                          'of the RPC mode, so that their listening threads '
+                          'do not all wait for one interpreter (default 10)')
     rpc.add_argument('--idle-agents', type=int, default=20,
                      help='agent processes of one host each whose idle '
                           'cost is counted, on PostgreSQL only (default '

@@ -212,6 +212,15 @@ def tooz_liveness(write, figures, backend):
               'requests)\n' % (version, figures['hosts'],
                                short(item['median_ms']),
                                short(item['p99_ms']), item['requests']))
+    if figures.get('tasks'):
+        tasks = figures['tasks']
+        write('  meanwhile, a stop or start every %s s on an agent of %d '
+              'hosts:\n' % (tasks['interval_s'], tasks['agent_hosts']))
+        for name in ('request to result seen', 'recorded to done'):
+            item = tasks[name]
+            write('    %s: median/p99 %s/%s ms (%d, %d failures)\n' % (
+                name, short(item['median_ms']), short(item['p99_ms']),
+                item['requests'], item['failures']))
     quiet = figures['after_the_agents']
     write('  once the agents stopped (their members alive for %d s more): '
           '%d false downs in %d listings\n' % (
@@ -246,11 +255,12 @@ def tasks_told(write, figures):
         if found['actions'].get('broker'):
             broker = found['actions']['broker']
             write('  %s: %d hosts, one RPC server each (%d threads, %s MB '
-                  'in their process); broker: %d queues, %d connections, '
-                  '%s MB\n' % (
+                  'in their %d processes); broker: %d queues, %d '
+                  'connections, %s MB\n' % (
                       mode, found['actions']['agent_hosts'],
                       found['actions']['listeners_threads'],
                       found['actions']['listeners_rss_mb'],
+                      found['actions']['agent_processes'],
                       broker['queues'], broker['connections'],
                       broker['memory_mb']))
         for name, item in found['actions']['runs'].items():

@@ -4,7 +4,8 @@ A run of its own (``--rpc-transport-url``), after the host counts: for
 each mode, a fresh database, an API server configured for it (the RPC
 mode's with the transport URL, which its agents read too), then the stop
 and start run of ``actions`` (in the RPC mode with one simulated agent
-per host, each its own RPC server: ``one_host_agents``) and the
+per host, each its own RPC server: ``one_host_agents``, in
+``--rpc-listener-processes`` processes) and the
 evacuation of one host of
 ``--evacuate-instances`` servers of ``evacuations``; then, on PostgreSQL,
 what idle agents cost the database in each mode (``idle_agents``), and
@@ -71,7 +72,8 @@ def _mode(args, mode, options):
                 found['actions'] = actions.measure(
                     api, engine, args.action_hosts, args.action_sequential,
                     args.action_concurrent, one_agent_per_host=per_host,
-                    while_running=_listening if per_host else None)
+                    while_running=_listening if per_host else None,
+                    processes=args.rpc_listener_processes)
             if args.evacuate_instances:
                 found['evacuation'] = evacuations.measure(
                     api, engine, mode, 1, args.evacuate_instances,
@@ -91,11 +93,13 @@ def _idle(args):
     return _on_a_database(args, work)
 
 
-def _listening(process):
-    """The simulated agents' process and the broker, once all listen."""
-    agents = psutil.Process(process.pid)
-    return {'listeners_rss_mb': round(agents.memory_info().rss / 2 ** 20),
-            'listeners_threads': agents.num_threads(),
+def _listening(processes):
+    """The simulated agents' processes and the broker, once all listen."""
+    found = [psutil.Process(process.pid) for process in processes]
+    rss = sum(process.memory_info().rss for process in found)
+    return {'listeners_rss_mb': round(rss / 2 ** 20),
+            'listeners_threads': sum(process.num_threads()
+                                     for process in found),
             'broker': broker_figures()}
 
 

@@ -45,6 +45,7 @@ from tools.benchmark import seeding
 from tools.benchmark import server as bench_server
 from tools.benchmark import tooz_agents
 from tools.benchmark import tooz_backend
+from tools.benchmark import tooz_tasks
 
 VERSIONS = ('2.53', '2.1')
 # Seconds the agents may take to start every host's coordinator.
@@ -199,7 +200,8 @@ def measure(database, uuids, hosts, options):
 
     ``options``: seconds, agents, processes, force_downs, poll_interval,
     backend_url, report_interval, service_down_time, workers, threads,
-    quiet_listings (rounds of listings once the agents stopped).
+    quiet_listings (rounds of listings once the agents stopped),
+    task_hosts, task_interval and transport_url (:mod:`tooz_tasks`).
     """
     namespace = 'nf-bench-%d-%d' % (os.getpid(), int(time.time()))
     backend_url = tooz_backend.namespaced(options.backend_url, namespace)
@@ -223,12 +225,14 @@ def measure(database, uuids, hosts, options):
         process.start()
     api = bench_server.Server(
         database, options.workers, options.threads, name='tooz-api',
-        options={'DEFAULT': {
+        options={'DEFAULT': dict({
             'servicegroup_driver': 'tooz',
             'report_interval': options.report_interval,
             'service_down_time': options.service_down_time},
+            **({'transport_url': options.transport_url}
+               if options.transport_url else {})),
             'coordination': {'backend_url': backend_url}})
-    observer = None
+    observer = tasks = None
     try:
         api.start()
         agent_conf = tooz_agents.agent_conf(*conf_args)
@@ -238,9 +242,15 @@ def measure(database, uuids, hosts, options):
             processes)
         observer = tooz_driver.get_coordinator(
             agent_conf, b'nova-forcedown-benchmark-checker')
+        if options.task_hosts:
+            tasks = tooz_tasks.Tasks(api, database.url_text,
+                                     options.task_hosts,
+                                     options.task_interval).start()
         figures, forced = _window(api, uuids, hosts, options, totals,
                                   processes, window, observer,
                                   database.url_text, backend_url)
+        if tasks is not None:
+            figures['tasks'], tasks = tasks.stop(), None
         _stop_agents(stop, processes)
         figures['after_the_agents'] = _quiet_listings(
             api, uuids, hosts, observer, forced, options.quiet_listings)
@@ -256,6 +266,8 @@ def measure(database, uuids, hosts, options):
             sys.stderr.write(api.log())
         raise
     finally:
+        if tasks is not None:
+            tasks.stop()
         _stop_agents(stop, processes)
         if observer is not None:
             observer.stop()
