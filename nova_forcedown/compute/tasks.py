@@ -7,12 +7,12 @@ for the tasks of its hosts (one query per agent, whatever its number of
 hosts). With RPC, the API's cast wakes the runner for that server (one
 query for the servers named since the last look); the runner looks for
 all its hosts' tasks when it starts, and every ``task_reconcile_interval``
-the agent's database heartbeat reads which of them wait (in its own
-transaction: an idle agent costs no look of its own) and wakes the runner
-for those, so a lost cast delays a task, never loses it. Either way it
-has its driver do them, then ends each task (vm_state, power_state,
-task_state cleared) and records the event, Success or Error, as Nova's
-compute does. A task for a host whose agent is down
+the agent's database heartbeat reads which of them wait (in the
+heartbeat's transaction: an idle agent makes no look of its own) and
+wakes the runner for those, so a lost cast delays a task, never loses it.
+Either way it has its driver do them, then ends each task (vm_state,
+power_state, task_state cleared) and records the event, Success or
+Error, as Nova's compute does. A task for a host whose agent is down
 waits, and is done when the agent is back. Looks run one at a time, in
 one thread, so a task read twice (a duplicate cast) is carried out once.
 """
