@@ -82,15 +82,16 @@ class TestLocalAgent(base.BaseTestCase):
     def test_restart_reuses_the_service_row(self):
         agent = self._start('--host', 'compute-a')
         self.assertTrue(commands.wait_until(
-            lambda: _heartbeating(self.database, host='compute-a')))
+            lambda: _heartbeating(self.database, host='compute-a')),
+            agent.log())
         self.assertEqual(0, agent.stop(signal.SIGINT))
         before = self.database.services(host='compute-a')[0]
 
-        self._start('--host', 'compute-a')
+        again = self._start('--host', 'compute-a')
 
         self.assertTrue(commands.wait_until(
             lambda: _report_counts(self.database, host='compute-a')[0] >
-            before['report_count']))
+            before['report_count']), again.log())
         self.assertEqual([before['id']],
                          [row['id'] for row in self.database.services()])
         self.assertEqual(1, len(self.database.query(
