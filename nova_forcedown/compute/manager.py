@@ -24,6 +24,9 @@ LOG = logging.getLogger(__name__)
 # Threads that take the casts off the queue: each only wakes the runner.
 EXECUTOR_THREADS = 4
 
+# Seconds a stop waits for a listener that is still connecting.
+START_WAIT = 2
+
 
 class ComputeManager:
     """The endpoint the casts call, at :data:`rpc_compute.VERSION`."""
@@ -64,7 +67,10 @@ class Listener:
             [ComputeManager(runner)], executor='threading',
             serializer=transport.serializer(),
             access_policy=oslo_messaging.DefaultRPCAccessPolicy)
-        self._starting = threading.Thread(target=self._server.start,
+        self._lock = threading.Lock()
+        self._started = False
+        self._stopped = False
+        self._starting = threading.Thread(target=self._start,
                                           name='rpc-listener', daemon=True)
         LOG.info('Tasks are told over RPC at %(topic)s.%(server)s (%(url)s); '
                  'the database is looked at every %(interval)s s besides.',
@@ -76,10 +82,30 @@ class Listener:
         self._starting.start()
         return self
 
-    def stop(self):
-        """Stop listening; casts not yet taken stay queued for the next."""
+    def stop(self, timeout=START_WAIT):
+        """Stop listening; casts not yet taken stay queued for the next.
+
+        A listener still waiting for the broker after ``timeout`` seconds
+        stops as soon as it has started, so it never takes a cast meant
+        for whoever listens after it.
+        """
         if self._starting.is_alive():
-            return  # still waiting for the broker: nothing to stop
+            self._starting.join(timeout)
+        with self._lock:
+            shut_now = self._started and not self._stopped
+            self._stopped = True
+        if shut_now:
+            self._shut()
+
+    def _start(self):
+        self._server.start()
+        with self._lock:
+            self._started = True
+            stopped = self._stopped
+        if stopped:
+            self._shut()
+
+    def _shut(self):
         self._server.stop()
         self._server.wait()
         self._transport.cleanup()

@@ -111,6 +111,40 @@ class TestComputeRPCAPI(base.BaseTestCase):
             'args': {'instance_uuid': 'server-a'}})], sent)
 
 
+class TestListenerStop(base.BaseTestCase):
+    """A listener stopped while it waits for the broker takes no cast."""
+
+    def test_a_listener_stopped_while_starting_leaves_the_queue(self):
+        conf = _conf('fake:/')
+        broker_answers = threading.Event()
+        stopped_woken = Woken()
+        stopped = manager.Listener(conf, 'host-1', stopped_woken)
+        # The in-memory driver answers at once: make it wait like a broker.
+        driver_class = type(stopped._transport._driver)
+        listen = driver_class.listen
+        self.useFixture(fixtures.MockPatchObject(
+            driver_class, 'listen', autospec=True,
+            side_effect=lambda driver, *args: (broker_answers.wait(10) and
+                                               listen(driver, *args))))
+        stopped.start()
+        stopped.stop(timeout=0.1)
+        broker_answers.set()
+        self.assertTrue(_until(lambda: not stopped._starting.is_alive()))
+        rpc_transport = transport.get_transport(conf)
+        self.addCleanup(rpc_transport.cleanup)
+        context = nf_context.get_admin_context()
+
+        for uuid in ('server-a', 'server-b'):
+            compute.ComputeAPI(rpc_transport).stop_instance(
+                context, 'host-1', uuid)
+        time.sleep(0.5)  # time for a listener left running to take them
+        woken = Woken()
+        self.addCleanup(manager.Listener(conf, 'host-1', woken).start().stop)
+
+        self.assertTrue(_until(lambda: len(woken.uuids) == 2, timeout=5))
+        self.assertEqual([], stopped_woken.uuids)
+
+
 class TestContextSerializer(base.BaseTestCase):
 
     def test_the_request_context_travels(self):
