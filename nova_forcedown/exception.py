@@ -84,6 +84,14 @@ class InstanceNotFound(NotFound):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
 
 
+class MetadataItemNotFound(NotFound):
+    msg_fmt = 'Metadata item was not found'
+
+
+class MetadataLimitExceeded(Forbidden):
+    msg_fmt = 'Maximum number of metadata items exceeds %(allowed)d'
+
+
 class InstanceIsLocked(Conflict):
     msg_fmt = 'Instance %(instance_uuid)s is locked'
 

@@ -55,6 +55,10 @@ metadata_with_null = {
     # lets 255 characters and a newline through, which no key column holds.
     'propertyNames': {'maxLength': 255},
 }
+# A server's metadata: the same keys, string values only.
+metadata = dict(metadata_with_null, patternProperties={
+    key: dict(value, type='string')
+    for key, value in metadata_with_null['patternProperties'].items()})
 non_negative_integer_string = {'type': 'string', 'pattern': '^[0-9]+$'}
 single_param = {'type': 'array', 'maxItems': 1}
 

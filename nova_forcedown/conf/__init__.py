@@ -14,10 +14,11 @@ from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
+from nova_forcedown.conf import quota
 from nova_forcedown.conf import wsgi
 
 _GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
-                  coordination)
+                  coordination, quota)
 
 PROJECT = 'nova_forcedown'
 

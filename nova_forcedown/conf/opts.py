@@ -9,13 +9,14 @@ from nova_forcedown.conf import database
 from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
 from nova_forcedown.conf import notifications
+from nova_forcedown.conf import quota
 from nova_forcedown.conf import wsgi
 
 
 def list_opts():
     groups = {}
     for module in (default, database, api, wsgi, notifications,
-                   fencing, coordination):
+                   fencing, coordination, quota):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

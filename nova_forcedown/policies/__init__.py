@@ -13,6 +13,7 @@ from nova_forcedown.policies import hypervisors
 from nova_forcedown.policies import instance_actions
 from nova_forcedown.policies import migrations
 from nova_forcedown.policies import server_actions
+from nova_forcedown.policies import server_metadata
 from nova_forcedown.policies import servers
 from nova_forcedown.policies import services
 
@@ -30,6 +31,7 @@ def list_rules():
         instance_actions.list_rules(),
         migrations.list_rules(),
         server_actions.list_rules(),
+        server_metadata.list_rules(),
         servers.list_rules(),
         services.list_rules(),
     ))

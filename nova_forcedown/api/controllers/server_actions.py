@@ -15,10 +15,10 @@ import webob.exc
 
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
+from nova_forcedown.api.controllers import servers
 from nova_forcedown.api.schemas import server_actions as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.objects import evacuation
-from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.policies import server_actions as policies
 from nova_forcedown.scheduler import host_selection
@@ -40,7 +40,7 @@ ROUTES = {
 
 
 def _lock(req, args):
-    server = _authorized(req, policies.LOCK)
+    server = servers.authorized(req, policies.LOCK)
     reason = None
     if req.version.matches(microversion.V2_73) and args:
         reason = args.get('locked_reason')
@@ -49,7 +49,7 @@ def _lock(req, args):
 
 
 def _unlock(req, args):
-    server = _authorized(req, policies.UNLOCK)
+    server = servers.authorized(req, policies.UNLOCK)
     if not operations.holds_lock_as_expected(req.context, server):
         req.context.can(policies.UNLOCK_OVERRIDE,
                         {'project_id': server.project_id})
@@ -58,25 +58,25 @@ def _unlock(req, args):
 
 
 def _reset_state(req, args):
-    server = _authorized(req, policies.RESET_STATE)
+    server = servers.authorized(req, policies.RESET_STATE)
     operations.reset_state(req.context, server.uuid, args['state'],
                            project_id=req.visible_project)
 
 
 def _stop(req, args):
-    server = _authorized(req, policies.STOP)
+    server = servers.authorized(req, policies.STOP)
     operations.stop(req.context, server.uuid, project_id=req.visible_project)
 
 
 def _start(req, args):
-    server = _authorized(req, policies.START)
+    server = servers.authorized(req, policies.START)
     operations.start(req.context, server.uuid, project_id=req.visible_project)
 
 
 def _evacuate(req, args):
     """Nova's evacuate; its answer, 200, with adminPass before 2.14."""
     version = req.version
-    server = _authorized(req, policies.EVACUATE)
+    server = servers.authorized(req, policies.EVACUATE)
     host = args.get('host')
     force = (validation.to_bool(args['force']) if 'force' in args
              else False)
@@ -129,14 +129,3 @@ _ACTIONS = {
     'os-start': (schemas.ANYTHING, _start),
     'evacuate': (_evacuate_schema, _evacuate),
 }
-
-
-def _authorized(req, rule):
-    """The server of the path, once ``rule`` allows the caller to act on it.
-
-    404 first: a server the caller cannot see does not exist for them.
-    """
-    server = instance_obj.Instance.get_record(
-        req.context, req.urlvars['id'], project_id=req.visible_project)
-    req.context.can(rule, {'project_id': server.project_id})
-    return server

@@ -84,9 +84,7 @@ def show_server(req):
     validation.query(req, schemas.SHOW_QUERY_V2102
                      if req.version.matches(microversion.V2_102)
                      else schemas.SHOW_QUERY)
-    server = instance_obj.Instance.get_record(
-        req.context, req.urlvars['id'], project_id=req.visible_project)
-    req.context.can(policies.SHOW, {'project_id': server.project_id})
+    server = authorized(req, policies.SHOW)
     view = _views(req, [server], detail=True)
     return api_request.json_response({'server': view.show(server)})
 
@@ -96,6 +94,18 @@ ROUTES = {
     '/servers/detail': {'GET': list_servers_detail},
     '/servers/{id}': {'GET': show_server},
 }
+
+
+def authorized(req, rule):
+    """The server of the path, once ``rule`` allows the caller to act on it.
+
+    404 first: a server the caller cannot see does not exist for them.
+    The controllers of a server's actions and metadata look it up so too.
+    """
+    server = instance_obj.Instance.get_record(
+        req.context, req.urlvars['id'], project_id=req.visible_project)
+    req.context.can(rule, {'project_id': server.project_id})
+    return server
 
 
 # ---------------------------------------------------------------- listing

@@ -96,6 +96,14 @@ HOST_SERVERS_BODIES = st.one_of(BODIES, st.dictionaries(
     st.one_of(JSON, st.fixed_dictionaries({'state': st.one_of(
         st.sampled_from(['active', 'error']), JSON)})),
     min_size=1, max_size=2).map(jsonutils.dump_as_bytes))
+# Bodies of /servers/{id}/metadata[/{key}]: its keys with items of the
+# right shape or not, and every body above.
+METADATA_BODIES = st.one_of(BODIES, st.dictionaries(
+    st.sampled_from(['metadata', 'meta']),
+    st.one_of(JSON, st.dictionaries(
+        st.one_of(st.sampled_from(['HA_Enabled', 'x' * 256, 'a/b', '']),
+                  st.text(max_size=20)), JSON, max_size=3)),
+    min_size=1, max_size=2).map(jsonutils.dump_as_bytes))
 HOST_NAMES = ['host1', 'host2', 'host3', 'host4', 'controller', 'ghost',
               'nowhere', 'host1.example.org', 'x' * 300]
 CONTENT_TYPES = st.one_of(st.sampled_from([
@@ -157,6 +165,7 @@ BYTE_WRITES = [('PUT', '/v2.1/os-services/disable-log-reason', '2.11'),
                ('POST', '/v2.1/flavors', '2.61'),
                ('POST', '/v2.1/flavors/1/os-extra_specs', '2.61'),
                ('POST', '/v2.1/servers/{uuid}/action', '2.73'),
+               ('POST', '/v2.1/servers/{uuid}/metadata', '2.1'),
                ('POST', '/v2.1/os-host-servers/host3/action', '2.1')]
 
 
@@ -202,6 +211,13 @@ class _HostileInputTestCase(base.BaseTestCase):
                       'os-hypervisor-status', 'force-down', 'enable',
                       'disable', 'disable-log-reason', 'detail',
                       'statistics', '0', '-1', str(2 ** 31), str(2 ** 64)]
+
+    def _server_ids(self):
+        """The servers' uuids, a key they have, and every other id."""
+        with self.database.engine.connect() as connection:
+            uuids = [row.uuid for row in connection.execute(
+                sa.select(models.Instance.__table__.c.uuid))]
+        return uuids + ['HA_Enabled'] + self.ids
 
     def _snapshot(self):
         with self.database.engine.connect() as connection:
@@ -351,6 +367,13 @@ class TestGeneratedRequests(_HostileInputTestCase):
                          '/servers/{id}/action',
                          '/servers/{id}/os-instance-actions',
                          '/servers/{id}/os-instance-actions/{id}'])
+
+    @SETTINGS
+    @hypothesis.given(data=st.data())
+    def test_server_metadata(self, data):
+        self._run(data, ['/servers/{id}/metadata',
+                         '/servers/{id}/metadata/{id}'],
+                  ids=self._server_ids(), bodies=METADATA_BODIES)
 
     @SETTINGS
     @hypothesis.given(data=st.data())

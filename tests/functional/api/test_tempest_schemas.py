@@ -16,6 +16,8 @@ from tests.fixtures import api_world
 from tests.fixtures import configuration
 
 try:
+    from tempest.lib.api_schema.response.compute.v2_1 import (
+        servers as base_schemas)
     from tempest.lib.common import rest_client
     from tempest.lib.services.compute import migrations_client
     from tempest.lib.services.compute import servers_client
@@ -97,6 +99,33 @@ class TempestSchemasTest(base.BaseTestCase):
                 for request_id in ('req-web2-stop', 'req-web2-start'):
                     self._check(schemas.show_instance_action,
                                 actions + '/' + request_id, version, token)
+
+    def test_server_metadata_for_admins_and_members(self):
+        metadata = '/servers/%s/metadata' % self.world.ids['WEB1_UUID']
+        calls = [
+            ('GET', metadata, None, base_schemas.list_server_metadata),
+            ('POST', metadata, {'metadata': {'rack': 'r1'}},
+             base_schemas.update_server_metadata),
+            ('PUT', metadata, {'metadata': {'rack': 'r2', 'row': '1'}},
+             base_schemas.set_server_metadata),
+            ('GET', metadata + '/rack', None,
+             base_schemas.set_show_server_metadata_item),
+            ('PUT', metadata + '/rack', {'meta': {'rack': 'r3'}},
+             base_schemas.set_show_server_metadata_item),
+            ('DELETE', metadata + '/rack', None,
+             base_schemas.delete_server_metadata_item),
+        ]
+        for token in (ADMIN, MEMBER):
+            for method, path, body, schema in calls:
+                resp = api_app.call_app(self.app, method, '/v2.1' + path,
+                                        '2.1', body=body,
+                                        headers={'X-Auth-Token': token})
+                answer = jsonutils.loads(resp.body) if resp.body else None
+                try:
+                    rest_client.RestClient.validate_response(
+                        schema, _Response(resp.status_code), answer)
+                except Exception as exc:
+                    self.fail('%s %s as %s: %s' % (method, path, token, exc))
 
     def test_migrations_at_every_window(self):
         for info in migrations_client.MigrationsClient.schema_versions_info:

@@ -183,6 +183,31 @@ class TestServerActionsWithTheCli(CliTestCase):
             if other['ID'] == listed['ID']])
 
 
+class TestServerPropertiesWithTheCli(CliTestCase):
+    """What an operator tags for Masakari: ``server set --property``."""
+
+    def test_set_show_and_unset_properties(self):
+        (listed, *_) = self.servers_of(FAILED_HOST)
+        self.openstack('server', 'set', '--property', 'HA_Enabled=True',
+                       '--property', 'rack=r1', listed['ID'])
+        self.assertEqual({'HA_Enabled': 'True', 'rack': 'r1'},
+                         self.server(listed['ID'])['properties'])
+
+        self.openstack('server', 'unset', '--property', 'rack', listed['ID'])
+        self.assertEqual({'HA_Enabled': 'True'},
+                         self.server(listed['ID'])['properties'])
+
+    def test_a_refused_property_says_why(self):
+        (listed, *_) = self.servers_of(FAILED_HOST)
+        result = self.run_client('openstack', 'server', 'set', '--property',
+                                 'rack/row=1', listed['ID'])
+
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn("'rack/row' does not match any of the regexes",
+                      result.stderr)
+        self.assertEqual({}, self.server(listed['ID'])['properties'])
+
+
 class TestEvacuationWithTheCli(CliTestCase):
     """``openstack server evacuate`` and ``nova host-evacuate``.
 

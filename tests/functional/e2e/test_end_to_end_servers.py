@@ -178,3 +178,68 @@ class TestServerActionsWithOpenStackSDK(ServersTestCase):
         start = conn.compute.get_server_action(actions[2].request_id, server)
         self.assertEqual(['Success'],
                          [event.result for event in start.events])
+
+
+class TestMasakariInstanceFailure(ServersTestCase):
+    """Masakari's instance failure, ``process_all_instances = false``.
+
+    Through novaclient at its microversion, it recovers a server only
+    when its metadata has ``HA_Enabled=True``
+    (masakari/engine/drivers/taskflow/instance_failure.py: stop the
+    server unless skipped, start it, wait until it is active).
+    """
+
+    def masakari_recovers(self, nova, server_id):
+        """The flow for one server; whether it recovered it."""
+        server = nova.servers.get(server_id)
+        if server.metadata.get('HA_Enabled', '').lower() != 'true':
+            return False
+        nova.servers.stop(server_id)
+        self.assertTrue(_wait_for_status(
+            lambda: nova.servers.get(server_id), 'SHUTOFF'))
+        nova.servers.start(server_id)
+        self.assertTrue(_wait_for_status(
+            lambda: nova.servers.get(server_id), 'ACTIVE'))
+        return True
+
+    def test_only_the_servers_tagged_ha_enabled(self):
+        nova = self.nova('2.53')
+        tagged, untagged, *_ = nova.servers.list(
+            search_opts={'all_tenants': True, 'host': FAILED_HOST})
+        nova.servers.set_meta_item(tagged, 'HA_Enabled', 'True')
+        nova.servers.set_meta(untagged, {'owner': 'ops'})
+
+        self.assertEqual([True, False], [
+            self.masakari_recovers(nova, server.id)
+            for server in (tagged, untagged)])
+        self.assertEqual(['start', 'stop'], [
+            action.action for action in nova.instance_action.list(tagged)])
+        self.assertEqual([], nova.instance_action.list(untagged))
+
+    def test_an_operator_untags_a_server(self):
+        nova = self.nova('2.53')
+        server = nova.servers.list(
+            search_opts={'all_tenants': True, 'host': FAILED_HOST})[0]
+        nova.servers.set_meta(server, {'HA_Enabled': 'True', 'rack': 'r1'})
+        nova.servers.delete_meta(server, ['HA_Enabled'])
+
+        self.assertEqual({'rack': 'r1'}, nova.servers.get(server.id).metadata)
+        self.assertFalse(self.masakari_recovers(nova, server.id))
+
+
+class TestServerMetadataWithOpenStackSDK(ServersTestCase):
+
+    def test_set_read_and_delete(self):
+        conn = openstack.connection.Connection(session=self.session,
+                                               compute_api_version='2')
+        server = next(conn.compute.servers(all_projects=True,
+                                           compute_host=FAILED_HOST))
+
+        conn.compute.set_server_metadata(server, HA_Enabled='True',
+                                         rack='r1')
+        conn.compute.delete_server_metadata(server, ['rack'])
+
+        self.assertEqual({'HA_Enabled': 'True'},
+                         conn.compute.get_server_metadata(server).metadata)
+        self.assertEqual({'HA_Enabled': 'True'},
+                         conn.compute.get_server(server.id).metadata)
