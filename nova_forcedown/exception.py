@@ -251,6 +251,16 @@ class FlavorExtraSpecsNotFound(NotFound):
                '%(extra_specs_key)s.')
 
 
+class FlavorAccessNotFound(NotFound):
+    msg_fmt = ('Flavor access not found for %(flavor_id)s / %(project_id)s '
+               'combination.')
+
+
+class FlavorAccessExists(Conflict):
+    msg_fmt = ('Flavor access already exists for flavor %(flavor_id)s and '
+               'project %(project_id)s combination.')
+
+
 class FlavorExists(Conflict):
     """Named by Nova after the name; the id's clash has its own text."""
     msg_fmt = 'Flavor with name %(name)s already exists.'

@@ -18,6 +18,7 @@ STANDARD_HEADER = 'OpenStack-API-Version'
 VERSIONS = [
     '2.1',    # The v2.1 API: services and hypervisors with state/status.
     '2.3',    # Server views: more OS-EXT-SRV-ATTR attributes for admins.
+    '2.7',    # addTenantAccess to a public flavor is a 409.
     '2.9',    # Server views show locked.
     '2.11',   # PUT /os-services/force-down; forced_down in service views.
     '2.14',   # evacuate: no onSharedStorage; no adminPass in the answer.
@@ -76,10 +77,10 @@ VERSIONS = [
 
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
-(V2_1, V2_3, V2_9, V2_11, V2_14, V2_16, V2_19, V2_21, V2_23, V2_26, V2_28,
- V2_29, V2_33, V2_38, V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_59, V2_61,
- V2_62, V2_63, V2_66, V2_68, V2_71, V2_73, V2_75, V2_80, V2_81, V2_83, V2_84,
- V2_88, V2_90, V2_95, V2_96, V2_100, V2_102, V2_104) = (
+(V2_1, V2_3, V2_7, V2_9, V2_11, V2_14, V2_16, V2_19, V2_21, V2_23, V2_26,
+ V2_28, V2_29, V2_33, V2_38, V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_59,
+ V2_61, V2_62, V2_63, V2_66, V2_68, V2_71, V2_73, V2_75, V2_80, V2_81, V2_83,
+ V2_84, V2_88, V2_90, V2_95, V2_96, V2_100, V2_102, V2_104) = (
     microversion_parse.parse_version_string(text) for text in VERSIONS)
 MIN_VERSION = V2_1
 MAX_VERSION = V2_104

@@ -271,7 +271,33 @@ def flavor_projects(context, flavorid):
 
 @engine.writer
 def flavor_add_project(context, flavorid, project_id):
+    """Share the flavor with ``project_id``; its projects, sorted.
+
+    FlavorAccessExists when it is shared with that project already.
+    """
     connection = context.connection
     flavor = _read_one(connection, context, flavorid)
-    connection.execute(_PROJECTS.insert().values(flavor_id=flavor.id,
-                                                 project_id=project_id))
+    try:
+        connection.execute(_PROJECTS.insert().values(
+            flavor_id=flavor.id, project_id=project_id))
+    except db_exc.DBDuplicateEntry:
+        raise exception.FlavorAccessExists(flavor_id=flavorid,
+                                           project_id=project_id)
+    return flavor_projects(context, flavorid)
+
+
+@engine.writer
+def flavor_remove_project(context, flavorid, project_id):
+    """Stop sharing the flavor with ``project_id``; its projects, sorted.
+
+    FlavorAccessNotFound when it was not shared with that project.
+    """
+    connection = context.connection
+    flavor = _read_one(connection, context, flavorid)
+    result = connection.execute(_PROJECTS.delete().where(
+        _PROJECTS.c.flavor_id == flavor.id,
+        _PROJECTS.c.project_id == project_id))
+    if result.rowcount != 1:
+        raise exception.FlavorAccessNotFound(flavor_id=flavorid,
+                                             project_id=project_id)
+    return flavor_projects(context, flavorid)

@@ -112,6 +112,22 @@ class Flavor(base.NovaForcedownObject):
         """The projects this (private) flavor is shared with."""
         return db_flavors.flavor_projects(self._context, self.flavorid)
 
+    def add_access(self, project_id):
+        """Share it with ``project_id``; the projects it is shared with.
+
+        FlavorAccessExists when it is already.
+        """
+        return db_flavors.flavor_add_project(self._context, self.flavorid,
+                                             project_id)
+
+    def remove_access(self, project_id):
+        """Stop sharing it with ``project_id``; the projects left.
+
+        FlavorAccessNotFound when it was not shared with that project.
+        """
+        return db_flavors.flavor_remove_project(self._context,
+                                                self.flavorid, project_id)
+
 
 @base.ObjectRegistry.register
 class FlavorList(base.ObjectListBase, base.NovaForcedownObject):

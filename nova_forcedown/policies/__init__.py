@@ -6,6 +6,7 @@ from nova_forcedown.policies import aggregates
 from nova_forcedown.policies import availability_zone
 from nova_forcedown.policies import base
 from nova_forcedown.policies import extensions
+from nova_forcedown.policies import flavor_access
 from nova_forcedown.policies import flavor_extra_specs
 from nova_forcedown.policies import flavor_manage
 from nova_forcedown.policies import host_servers
@@ -24,6 +25,7 @@ def list_rules():
         aggregates.list_rules(),
         availability_zone.list_rules(),
         extensions.list_rules(),
+        flavor_access.list_rules(),
         flavor_extra_specs.list_rules(),
         flavor_manage.list_rules(),
         host_servers.list_rules(),

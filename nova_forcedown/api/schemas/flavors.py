@@ -130,3 +130,27 @@ EXTRA_SPECS_CREATE = {
 
 # PUT /flavors/{id}/os-extra_specs/{key}: exactly one spec.
 EXTRA_SPEC_UPDATE = dict(EXTRA_SPECS, minProperties=1, maxProperties=1)
+
+
+def _tenant_access(action):
+    """POST /flavors/{id}/action: ``{action: {"tenant": <project id>}}``."""
+    return {
+        'type': 'object',
+        'properties': {
+            action: {
+                'type': 'object',
+                'properties': {
+                    'tenant': {'type': 'string', 'minLength': 1,
+                               'maxLength': 255},
+                },
+                'required': ['tenant'],
+                'additionalProperties': False,
+            },
+        },
+        'required': [action],
+        'additionalProperties': False,
+    }
+
+
+ADD_TENANT_ACCESS = _tenant_access('addTenantAccess')
+REMOVE_TENANT_ACCESS = _tenant_access('removeTenantAccess')

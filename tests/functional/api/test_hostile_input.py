@@ -104,6 +104,12 @@ METADATA_BODIES = st.one_of(BODIES, st.dictionaries(
         st.one_of(st.sampled_from(['HA_Enabled', 'x' * 256, 'a/b', '']),
                   st.text(max_size=20)), JSON, max_size=3)),
     min_size=1, max_size=2).map(jsonutils.dump_as_bytes))
+# Bodies of POST /flavors/{id}/action: its actions' keys with a tenant of
+# the right shape or not, and every body above.
+FLAVOR_BODIES = st.one_of(BODIES, st.dictionaries(
+    st.sampled_from(['addTenantAccess', 'removeTenantAccess']),
+    st.one_of(JSON, st.fixed_dictionaries({'tenant': JSON})),
+    min_size=1, max_size=2).map(jsonutils.dump_as_bytes))
 HOST_NAMES = ['host1', 'host2', 'host3', 'host4', 'controller', 'ghost',
               'nowhere', 'host1.example.org', 'x' * 300]
 CONTENT_TYPES = st.one_of(st.sampled_from([
@@ -164,6 +170,7 @@ BYTE_WRITES = [('PUT', '/v2.1/os-services/disable-log-reason', '2.11'),
                ('POST', '/v2.1/os-aggregates/1/action', '2.41'),
                ('POST', '/v2.1/flavors', '2.61'),
                ('POST', '/v2.1/flavors/1/os-extra_specs', '2.61'),
+               ('POST', '/v2.1/flavors/1/action', '2.7'),
                ('POST', '/v2.1/servers/{uuid}/action', '2.73'),
                ('POST', '/v2.1/servers/{uuid}/metadata', '2.1'),
                ('POST', '/v2.1/os-host-servers/host3/action', '2.1')]
@@ -358,7 +365,9 @@ class TestGeneratedRequests(_HostileInputTestCase):
     def test_flavors(self, data):
         self._run(data, ['/flavors', '/flavors/detail', '/flavors/{id}',
                          '/flavors/{id}/os-extra_specs',
-                         '/flavors/{id}/os-extra_specs/{id}'])
+                         '/flavors/{id}/os-extra_specs/{id}',
+                         '/flavors/{id}/os-flavor-access',
+                         '/flavors/{id}/action'], bodies=FLAVOR_BODIES)
 
     @SETTINGS
     @hypothesis.given(data=st.data())

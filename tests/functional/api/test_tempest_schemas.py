@@ -17,6 +17,8 @@ from tests.fixtures import configuration
 
 try:
     from tempest.lib.api_schema.response.compute.v2_1 import (
+        flavors_access as flavors_access_schemas)
+    from tempest.lib.api_schema.response.compute.v2_1 import (
         servers as base_schemas)
     from tempest.lib.common import rest_client
     from tempest.lib.services.compute import migrations_client
@@ -133,3 +135,33 @@ class TempestSchemasTest(base.BaseTestCase):
             body = self._check(info['schema'].list_migrations,
                                '/os-migrations', version, ADMIN)
             self.assertEqual(1, len(body['migrations']))
+
+
+@testtools.skipIf(rest_client is None, 'tempest is not installed')
+class TempestFlavorAccessSchemaTest(base.BaseTestCase):
+    """os-flavor-access and its two actions against tempest's schema."""
+
+    def setUp(self):
+        super().setUp()
+        self.world = self.useFixture(api_app.ApiWorld())
+        self.world.add(api_world.FLAVORS)
+        self.app = deploy.load_app(configuration.api_conf())
+
+    def test_list_add_and_remove(self):
+        calls = [
+            ('GET', '/flavors/shared/os-flavor-access', None),
+            ('POST', '/flavors/shared/action',
+             {'addTenantAccess': {'tenant': api_world.OTHER_PROJECT}}),
+            ('POST', '/flavors/shared/action',
+             {'removeTenantAccess': {'tenant': api_world.OTHER_PROJECT}}),
+        ]
+        for method, path, body in calls:
+            resp = api_app.call_app(self.app, method, '/v2.1' + path, '2.7',
+                                    body=body,
+                                    headers={'X-Auth-Token': ADMIN})
+            try:
+                rest_client.RestClient.validate_response(
+                    flavors_access_schemas.add_remove_list_flavor_access,
+                    _Response(resp.status_code), jsonutils.loads(resp.body))
+            except Exception as exc:
+                self.fail('%s %s: %s' % (method, path, exc))

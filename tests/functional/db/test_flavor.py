@@ -77,6 +77,20 @@ class FlavorTestsMixin:
         self.assertEqual(['p2'], Flavor.get_by_flavor_id(
             self.context, 'theirs').projects)
 
+    def test_sharing_twice_and_unsharing_what_is_not_shared(self):
+        flavor = Flavor.create(self.context, 'mine', 1, 1, 1,
+                               flavorid='mine', is_public=False,
+                               projects=['p1'])
+        self.assertEqual(['p1', 'p2'], flavor.add_access('p2'))
+        error = self.assertRaises(exception.FlavorAccessExists,
+                                  flavor.add_access, 'p2')
+        self.assertEqual('Flavor access already exists for flavor mine and '
+                         'project p2 combination.', str(error))
+        self.assertEqual(['p2'], flavor.remove_access('p1'))
+        self.assertRaises(exception.FlavorAccessNotFound,
+                          flavor.remove_access, 'p1')
+        self.assertEqual(['p2'], flavor.projects)
+
     def test_deleting_a_flavor_deletes_its_specs_and_projects(self):
         flavor = Flavor.create(self.context, 'gone', 1, 1, 1,
                                flavorid='gone', is_public=False,

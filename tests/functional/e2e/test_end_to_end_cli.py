@@ -208,6 +208,37 @@ class TestServerPropertiesWithTheCli(CliTestCase):
         self.assertEqual({}, self.server(listed['ID'])['properties'])
 
 
+class TestFlavorAccessWithTheCli(CliTestCase):
+    """Private flavors shared with projects, by name as operators do."""
+
+    def test_create_private_share_show_and_unshare(self):
+        service = self.keystone.admin.identity.find_project('service').id
+        self.openstack('flavor', 'create', '--private', '--project',
+                       'admin', '--ram', '256', '--vcpus', '1', '--disk',
+                       '1', 'ops.small')
+        admin = self.keystone.admin.identity.find_project('admin').id
+        self.assertEqual([admin], self.openstack_json(
+            'flavor', 'show', 'ops.small')['access_project_ids'])
+
+        self.openstack('flavor', 'set', '--project', 'service', 'ops.small')
+        self.assertEqual(sorted([admin, service]), sorted(self.openstack_json(
+            'flavor', 'show', 'ops.small')['access_project_ids']))
+
+        self.openstack('flavor', 'unset', '--project', 'admin', 'ops.small')
+        self.assertEqual([service], self.openstack_json(
+            'flavor', 'show', 'ops.small')['access_project_ids'])
+
+    def test_sharing_twice_says_so(self):
+        self.openstack('flavor', 'create', '--private', '--ram', '256',
+                       '--vcpus', '1', '--disk', '1', 'ops.tiny')
+        self.openstack('flavor', 'set', '--project', 'service', 'ops.tiny')
+        result = self.run_client('openstack', 'flavor', 'set', '--project',
+                                 'service', 'ops.tiny')
+
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('Flavor access already exists for flavor', result.stderr)
+
+
 class TestEvacuationWithTheCli(CliTestCase):
     """``openstack server evacuate`` and ``nova host-evacuate``.
 

@@ -1,0 +1,33 @@
+"""os-flavor-access rules, named as in Nova; every one is admin by default.
+
+The base rule governs listing who may use a private flavor.
+"""
+
+from oslo_policy import policy
+
+from nova_forcedown.policies import base
+
+LIST = 'os_compute_api:os-flavor-access'
+ADD = 'os_compute_api:os-flavor-access:add_tenant_access'
+REMOVE = 'os_compute_api:os-flavor-access:remove_tenant_access'
+
+
+def _rule(name, description, method, path):
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=base.ADMIN, description=description,
+        operations=[{'method': method, 'path': path}],
+        scope_types=['project'])
+
+
+rules = [
+    _rule(LIST, 'List the projects a private flavor is shared with.',
+          'GET', '/flavors/{flavor_id}/os-flavor-access'),
+    _rule(ADD, 'Share a private flavor with a project.', 'POST',
+          '/flavors/{flavor_id}/action (addTenantAccess)'),
+    _rule(REMOVE, 'Stop sharing a private flavor with a project.', 'POST',
+          '/flavors/{flavor_id}/action (removeTenantAccess)'),
+]
+
+
+def list_rules():
+    return rules
