@@ -34,7 +34,7 @@ def record_action(context, instance_uuid, action, now):
         action=action, instance_uuid=instance_uuid,
         request_id=context.request_id, user_id=context.user_id,
         project_id=context.project_id, start_time=now, created_at=now,
-        deleted=0))
+        updated_at=now, deleted=0))
     return result.inserted_primary_key[0]
 
 
@@ -51,7 +51,7 @@ def record_actions(context, instance_uuids, action, now):
         {'action': action, 'instance_uuid': uuid,
          'request_id': context.request_id, 'user_id': context.user_id,
          'project_id': context.project_id, 'start_time': now,
-         'created_at': now, 'deleted': 0}
+         'created_at': now, 'updated_at': now, 'deleted': 0}
         for uuid in instance_uuids])
 
 

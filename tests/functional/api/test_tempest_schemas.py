@@ -102,6 +102,26 @@ class TempestSchemasTest(base.BaseTestCase):
                     self._check(schemas.show_instance_action,
                                 actions + '/' + request_id, version, token)
 
+    def test_actions_the_api_records_at_every_window(self):
+        server = '/v2.1/servers/%s' % self.world.ids['WEB1_UUID']
+        for body in ({'lock': None}, {'unlock': None},
+                     {'os-resetState': {'state': 'error'}}):
+            resp = api_app.call_app(self.app, 'POST', server + '/action',
+                                    '2.1', body=body,
+                                    headers={'X-Auth-Token': ADMIN})
+            self.assertEqual(202, resp.status_code, resp.body)
+        actions = '/servers/%s/os-instance-actions' % self.world.ids[
+            'WEB1_UUID']
+        for version, schemas in self._windows():
+            body = self._check(schemas.list_instance_actions, actions,
+                               version, ADMIN)
+            self.assertEqual(['resetState', 'unlock', 'lock'], [
+                action['action'] for action in body['instanceActions']])
+            for action in body['instanceActions']:
+                self._check(schemas.show_instance_action,
+                            actions + '/' + action['request_id'], version,
+                            ADMIN)
+
     def test_server_metadata_for_admins_and_members(self):
         metadata = '/servers/%s/metadata' % self.world.ids['WEB1_UUID']
         calls = [
