@@ -15,6 +15,7 @@ from nova_forcedown.policies import instance_actions
 from nova_forcedown.policies import migrations
 from nova_forcedown.policies import server_actions
 from nova_forcedown.policies import server_metadata
+from nova_forcedown.policies import server_migrations
 from nova_forcedown.policies import servers
 from nova_forcedown.policies import services
 
@@ -34,6 +35,7 @@ def list_rules():
         migrations.list_rules(),
         server_actions.list_rules(),
         server_metadata.list_rules(),
+        server_migrations.list_rules(),
         servers.list_rules(),
         services.list_rules(),
     ))

@@ -175,6 +175,8 @@ REQUESTS = [
      {'meta': {'HA_Enabled': 'True'}}),
     ('servers/server-metadata-delete-v2.1', 'DELETE',
      '/servers/{WEB1_UUID}/metadata/HA_Enabled', '2.1', None),
+    ('os-migrations/server-migrations-list-v2.23', 'GET',
+     '/servers/{DB1_UUID}/migrations', '2.23', None),
     ('os-migrations/migrations-list-v2.80', 'GET', '/os-migrations', '2.80',
      None),
     ('os-migrations/migrations-list-v2.1', 'GET',

@@ -375,7 +375,9 @@ class TestGeneratedRequests(_HostileInputTestCase):
         self._run(data, ['/servers', '/servers/detail', '/servers/{id}',
                          '/servers/{id}/action',
                          '/servers/{id}/os-instance-actions',
-                         '/servers/{id}/os-instance-actions/{id}'])
+                         '/servers/{id}/os-instance-actions/{id}',
+                         '/servers/{id}/migrations',
+                         '/servers/{id}/migrations/{id}'])
 
     @SETTINGS
     @hypothesis.given(data=st.data())

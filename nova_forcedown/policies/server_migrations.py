@@ -1,0 +1,35 @@
+"""Rules of a server's in-progress live migrations, named as in Nova.
+
+A project's managers (and admins) may ask, as in Nova; nothing here
+live-migrates, so the answer never holds a migration.
+"""
+
+from oslo_policy import policy
+
+from nova_forcedown.policies import base
+
+BASE = 'os_compute_api:servers:migrations:%s'
+INDEX = BASE % 'index'
+SHOW = BASE % 'show'
+
+_PATH = '/servers/{server_id}/migrations'
+
+
+def _rule(name, description, path):
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=base.PROJECT_MANAGER_OR_ADMIN,
+        description=description,
+        operations=[{'method': 'GET', 'path': path}],
+        scope_types=['project'])
+
+
+rules = [
+    _rule(INDEX, 'List the in-progress live migrations of a server.',
+          _PATH),
+    _rule(SHOW, 'Show an in-progress live migration of a server.',
+          _PATH + '/{migration_id}'),
+]
+
+
+def list_rules():
+    return rules
