@@ -180,13 +180,23 @@ QUERY_PARAMETER = 'query parameters'
 
 def validate(instance, schema, where=BODY_FIELD):
     """Raise 400 with the first error's Nova message; return ``instance``."""
-    error = jsonschema.exceptions.best_match(
+    error = _first_to_say(
         _VALIDATOR(schema, format_checker=FORMAT_CHECKER)
         .iter_errors(instance))
     if error is not None:
         raise webob.exc.HTTPBadRequest(
             explanation=_error_message(error, where))
     return instance
+
+
+def _first_to_say(errors):
+    """The error Nova reports: the most relevant, as jsonschema ranks them.
+
+    Unlike jsonschema's best_match, it does not descend into the
+    alternatives of a oneOf or anyOf: Nova says the value "is not valid
+    under any of the given schemas", not why each alternative failed.
+    """
+    return max(errors, key=jsonschema.exceptions.relevance, default=None)
 
 
 def json_body(req):

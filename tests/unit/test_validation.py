@@ -79,14 +79,23 @@ class TestErrorWording(base.BaseTestCase):
             "type 'string'",
             _message({'aggregate': {'name': 5}}, schema))
 
-    def test_a_name_rule_is_named_wherever_it_breaks(self):
-        schema = _object(aggregate=_object(
-            name=validation.name,
-            zone={'oneOf': [validation.az_name, {'type': 'null'}]}))
+    def test_a_name_rule_is_named_where_it_breaks(self):
+        schema = _object(aggregate=_object(name=validation.name,
+                                           zone=validation.az_name))
         self.assertEqual(NAME_RULE,
                          _message({'aggregate': {'name': 'a '}}, schema))
         self.assertEqual(AZ_RULE,
                          _message({'aggregate': {'zone': 'a:b'}}, schema))
+
+    def test_alternatives_that_all_fail_are_named_together(self):
+        # As Nova says it: not why each alternative failed.
+        schema = _object(aggregate=_object(
+            zone={'oneOf': [validation.az_name, {'type': 'null'}]}))
+        for zone in ('a:b', ''):
+            self.assertEqual(
+                "Invalid input for field/attribute zone. Value: %s. %r is "
+                "not valid under any of the given schemas" % (zone, zone),
+                _message({'aggregate': {'zone': zone}}, schema))
 
     def test_an_item_of_a_list_names_its_field(self):
         schema = _object(cache={'type': 'array', 'items': _object(
