@@ -201,11 +201,27 @@ class Aggregate(base.NovaForcedownObject):
         missing = [host for host in hosts if host not in placed]
         if not missing:
             return
-        aggregates = db_aggregates.aggregate_get_by_zone(context, zone)
-        aggregate_id = (aggregates[0].id if aggregates else
-                        cls.create(context, zone, availability_zone=zone).id)
+        aggregate_id = cls._zone_aggregate_id(context, zone)
         for host in missing:
             cls.add_host_to(context, aggregate_id, host)
+
+    @classmethod
+    def _zone_aggregate_id(cls, context, zone):
+        """The first aggregate of ``zone``, made when there is none.
+
+        Agents started together with a new zone may all find none: the
+        one whose aggregate is made second joins the first's (its name
+        is taken once the first's transaction committed).
+        """
+        for last_try in (False, True):
+            aggregates = db_aggregates.aggregate_get_by_zone(context, zone)
+            if aggregates:
+                return aggregates[0].id
+            try:
+                return cls.create(context, zone, availability_zone=zone).id
+            except exception.AggregateNameExists:
+                if last_try:
+                    raise
 
     def _check_zone_change(self, metadata, fail):
         """The rules of a new ``availability_zone`` for this aggregate."""

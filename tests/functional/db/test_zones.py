@@ -1,10 +1,15 @@
 """Aggregates and the zones they make, on SQLite, PostgreSQL and MariaDB."""
 
+import threading
+
+import fixtures
 from oslo_serialization import jsonutils
 import sqlalchemy as sa
 import webob
 
 from nova_forcedown.api import deploy
+from nova_forcedown import context as nova_context
+from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
@@ -95,6 +100,44 @@ class ZonesMixin:
                          [(aggregate.name, aggregate.hosts,
                            aggregate.availability_zone)
                           for aggregate in aggregates])
+
+    def test_agents_started_together_make_the_zone_once(self):
+        # Both agents look for the zone's aggregate before either makes
+        # it, as two agents started at the same moment can.
+        both_looked = threading.Barrier(2)
+        look = db_aggregates.aggregate_get_by_zone
+
+        def look_together(context, zone):
+            found = look(context, zone)
+            if not found:
+                both_looked.wait(10)
+            return found
+
+        self.useFixture(fixtures.MockPatchObject(
+            db_aggregates, 'aggregate_get_by_zone',
+            side_effect=look_together))
+        failures = []
+
+        def agent(host):
+            try:
+                Aggregate.place_hosts_in_zone(
+                    nova_context.get_admin_context(), [host], 'az1')
+            except Exception as error:  # reported below
+                failures.append(error)
+
+        agents = [threading.Thread(target=agent, args=(host,))
+                  for host in ('compute1', 'compute2')]
+        for thread in agents:
+            thread.start()
+        for thread in agents:
+            thread.join(30)
+
+        self.assertEqual([], failures)
+        self.assertEqual([('az1', ['compute1', 'compute2'], 'az1')],
+                         [(aggregate.name, sorted(aggregate.hosts),
+                           aggregate.availability_zone)
+                          for aggregate in AggregateList.get_all(
+                              self.context)])
 
     def test_services_listing_shows_the_zones(self):
         self._zone_aggregate('rack1', 'az1', 'compute1')
