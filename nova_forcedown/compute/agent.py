@@ -8,6 +8,7 @@ UPDATE for every 500 of them.
 """
 
 import collections
+import threading
 import time
 
 from oslo_log import log as logging
@@ -92,6 +93,11 @@ class Agent:
         self._nodes_gone = condition_log.ConditionLog(
             LOG, NODES_GONE, conf.log_reminder_interval, clock)
         self._resources_at = clock()
+        # Rebuilds since the start, and how many the nodes last written
+        # counted: the nodes are written at the next heartbeat after one.
+        self._rebuilds = 0
+        self._rebuilds_written = 0
+        self._rebuilds_lock = threading.Lock()
         self.services = []
         self.nodes = []
 
@@ -115,10 +121,10 @@ class Agent:
                 self._context, hosts, self._availability_zone)
         if self.is_compute:
             self.clean_up_evacuated(hosts)
-            owner = self._instance_owner()
+            self._register_instances(hosts, self._instance_owner())
+            # After the servers: the driver counts them in its usage.
             self.nodes = [self._register_node(service)
                           for service in self.services]
-            self._register_instances(hosts, owner)
         LOG.info('Registered %(count)d %(binary)s service(s): %(first)s'
                  '%(last)s.', {'count': len(hosts), 'binary': self._binary,
                                'first': hosts[0],
@@ -260,7 +266,7 @@ class Agent:
         self._tasks = compute_tasks.TaskRunner(
             self._context, self._driver,
             [service.host for service in self.services], self._conf,
-            self._clock, told=told)
+            self._clock, told=told, on_rebuilt=self._rebuilt)
         self._heartbeat = self._servicegroup.join(
             *self.services, along=self.with_heartbeat)
         self._tasks.start()
@@ -282,26 +288,36 @@ class Agent:
     def with_heartbeat(self, context):
         """The agent's other periodic database work, in a heartbeat's.
 
-        Once RESOURCE_INTERVAL has passed, the nodes' resources are
-        written; told over RPC, the tasks whose cast was lost are found
-        (:meth:`TaskRunner.waiting_if_due`). All in the transaction of the
-        database heartbeat, so an idle agent costs the database one
-        transaction per heartbeat. Returns what to do once it committed:
-        a transaction rolled back (and retried) leaves the work due.
+        Once RESOURCE_INTERVAL has passed, or a server was rebuilt here,
+        the nodes' resources are written; told over RPC, the tasks whose
+        cast was lost are found (:meth:`TaskRunner.waiting_if_due`). All
+        in the transaction of the database heartbeat, so an idle agent
+        costs the database one transaction per heartbeat. Returns what to
+        do once it committed: a transaction rolled back (and retried)
+        leaves the work due.
         """
         now = self._clock()
-        gone = (self._write_resources()
-                if now - self._resources_at >= RESOURCE_INTERVAL else None)
+        with self._rebuilds_lock:
+            rebuilds = self._rebuilds
+        due = (now - self._resources_at >= RESOURCE_INTERVAL or
+               rebuilds != self._rebuilds_written)
+        gone = self._write_resources() if due else None
         waiting = (self._tasks.waiting_if_due(context)
                    if self._tasks is not None else None)
 
         def then():
             if gone is not None:
                 self._resources_at = now
+                self._rebuilds_written = rebuilds
                 self._nodes_gone.update(gone)
             if waiting is not None:
                 self._tasks.take_waiting(waiting)
         return then
+
+    def _rebuilt(self):
+        """A rebuild changed what a host runs: its usage is written soon."""
+        with self._rebuilds_lock:
+            self._rebuilds += 1
 
     def _write_resources(self):
         """Write what changed in each node's resources (uptime at least).

@@ -54,9 +54,12 @@ class TaskRunner:
     :meth:`waiting_if_due` finds those whose cast was lost.
     """
 
-    def __init__(self, context, driver, hosts, conf, clock, told=False):
+    def __init__(self, context, driver, hosts, conf, clock, told=False,
+                 on_rebuilt=None):
         self._context = context
         self._driver = driver
+        # Called once a rebuild changed what the hosts run.
+        self._on_rebuilt = on_rebuilt or (lambda: None)
         self._hosts = list(hosts)
         self._told = told
         self._clock = clock
@@ -223,6 +226,7 @@ class TaskRunner:
                            {'vm_state': operations.ERROR},
                            failure=traceback.format_exc())
             return
+        self._on_rebuilt()
         after = host_tasks.end(context, server, started, {
             'vm_state': target, 'power_state': power_state})
         if after is None:

@@ -3,6 +3,7 @@
 import json
 import os
 import time
+import types
 
 import fixtures
 from oslotest import base
@@ -175,19 +176,53 @@ class TestFakeDriver(base.BaseTestCase):
         self.assertEqual('sim-2-server-1', instances[0]['display_name'])
         self.assertEqual({'active'}, {i['vm_state'] for i in instances})
 
-    def test_resources_add_up(self):
+    def _server(self, uuid, flavor=fake.BUILT_IN_FLAVOR, power_state=1,
+                host='sim-1'):
+        return types.SimpleNamespace(uuid=uuid, flavor=flavor, host=host,
+                                     power_state=power_state)
+
+    def test_usage_is_the_servers_a_host_runs(self):
+        big = dict(fake.BUILT_IN_FLAVOR, vcpus=8, memory_mb=16384,
+                   root_gb=100, ephemeral_gb=20)
+        self.driver.adopt('sim-1', [self._server('a'), self._server('b'),
+                                    self._server('c', big, power_state=4)])
+
         resources = self.driver.node_resources('sim-1')
-        self.assertEqual(4, resources['running_vms'])
-        self.assertEqual('4', resources['stats']['num_instances'])
+        self.assertEqual((3, '3', '2'), (
+            resources['running_vms'], resources['stats']['num_instances'],
+            resources['stats']['num_vm_active']))
+        self.assertEqual((2 + 2 + 8, 4096 * 2 + 16384, 40 * 2 + 120),
+                         (resources['vcpus_used'],
+                          resources['memory_mb_used'],
+                          resources['local_gb_used']))
         self.assertEqual(resources['memory_mb'],
                          resources['free_ram_mb'] +
                          resources['memory_mb_used'])
         self.assertEqual(resources['local_gb'],
                          resources['free_disk_gb'] +
                          resources['local_gb_used'])
-        self.assertEqual(8, resources['vcpus_used'])
-        self.assertNotEqual(resources['host_ip'],
-                            self.driver.node_resources('sim-2')['host_ip'])
+
+    def test_usage_follows_an_evacuation(self):
+        self.driver.adopt('sim-1', [self._server('a'), self._server('b')])
+        self.driver.adopt('sim-2', [])
+        big = dict(fake.BUILT_IN_FLAVOR, vcpus=8)
+
+        self.driver.rebuild(self._server('b', big, host='sim-2'))
+        self.driver.destroy('sim-1', 'b')
+
+        self.assertEqual([(1, 2), (1, 8)], [
+            (resources['running_vms'], resources['vcpus_used'])
+            for resources in map(self.driver.node_resources,
+                                 ('sim-1', 'sim-2'))])
+
+    def test_a_host_not_yet_booted_runs_nothing(self):
+        self.assertEqual((0, 0), (
+            self.driver.node_resources('sim-3')['running_vms'],
+            self.driver.node_resources('sim-3')['memory_mb_used']))
+
+    def test_each_host_has_its_own_address(self):
+        self.assertEqual(3, len({self.driver.node_resources(host)['host_ip']
+                                 for host in self.driver.hosts()}))
 
 
 class TestAgentHelpers(base.BaseTestCase):

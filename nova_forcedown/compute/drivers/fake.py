@@ -65,6 +65,8 @@ class FakeDriver(base.ComputeDriver):
         self._lock = threading.Lock()
         # host -> {uuid: power_state}; None until the host has booted.
         self._guests = {host: self._load(host) for host in self._index}
+        # uuid -> the flavor a server runs with, as the agent gave it.
+        self._flavors = {}
         # Servers whose copy the agent removed, in order.
         self.destroyed = []
 
@@ -93,8 +95,14 @@ class FakeDriver(base.ComputeDriver):
             return dict(self._guests.get(host) or {})
 
     def adopt(self, host, instances):
-        """A host booting for the first time runs its servers."""
+        """A host booting for the first time runs its servers.
+
+        Whether booting or not, it learns their sizes.
+        """
         with self._lock:
+            self._flavors.update((instance.uuid, instance.flavor)
+                                 for instance in instances
+                                 if instance.flavor)
             if self._guests.get(host) is not None:
                 return
             self._guests[host] = {
@@ -121,6 +129,8 @@ class FakeDriver(base.ComputeDriver):
 
     def _set_power(self, instance, state):
         with self._lock:
+            if instance.flavor:
+                self._flavors[instance.uuid] = instance.flavor
             guests = self._guests.get(instance.host)
             if guests is None:
                 guests = self._guests[instance.host] = {}
@@ -152,17 +162,21 @@ class FakeDriver(base.ComputeDriver):
         os.replace(state.name, self._path(host))
 
     def node_resources(self, host):
-        count = self.conf.instances
-        memory_used = count * self._flavor['memory_mb']
-        disk_used = count * (self._flavor['root_gb'] +
-                             self._flavor['ephemeral_gb'])
+        """The host's usage: the sizes of the servers it runs, on or off."""
+        with self._lock:
+            guests = dict(self._guests.get(host) or {})
+            flavors = [self._flavors.get(uuid, self._flavor)
+                       for uuid in guests]
+        memory_used = sum(flavor['memory_mb'] for flavor in flavors)
+        disk_used = sum(flavor['root_gb'] + flavor['ephemeral_gb']
+                        for flavor in flavors)
         return {
             'hypervisor_type': 'fake',
             'hypervisor_version': 1000,
             'host_ip': str(FIRST_ADDRESS + self._index[host]),
             'cpu_info': CPU_INFO,
             'vcpus': VCPUS,
-            'vcpus_used': count * self._flavor['vcpus'],
+            'vcpus_used': sum(flavor['vcpus'] for flavor in flavors),
             'memory_mb': MEMORY_MB,
             'memory_mb_used': memory_used,
             'free_ram_mb': MEMORY_MB - memory_used,
@@ -171,12 +185,15 @@ class FakeDriver(base.ComputeDriver):
             'free_disk_gb': LOCAL_GB - disk_used,
             'disk_available_least': LOCAL_GB - disk_used,
             'current_workload': 0,
-            'running_vms': count,
-            'stats': self._stats(count),
+            'running_vms': len(guests),
+            'stats': self._stats(guests),
         }
 
-    def _stats(self, count):
-        return {'num_instances': str(count), 'num_vm_active': str(count),
-                'num_task_None': str(count), 'io_workload': '0',
+    def _stats(self, guests):
+        count = str(len(guests))
+        running = sum(1 for state in guests.values()
+                      if state == POWER_STATE_RUNNING)
+        return {'num_instances': count, 'num_vm_active': str(running),
+                'num_task_None': count, 'io_workload': '0',
                 'uptime': uptime.format_uptime(
                     time.monotonic() - self._started)}

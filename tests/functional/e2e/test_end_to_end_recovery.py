@@ -188,6 +188,11 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         self.assertTrue(commands.wait_until(
             lambda: fencer.status(FAILED) == 'on'), agent.log())
 
+    def usage_of(self, nova, host):
+        """(running_vms, memory_mb_used) of the host's hypervisor."""
+        [hypervisor] = nova.hypervisors.search(host, detailed=True)
+        return hypervisor.running_vms, hypervisor.memory_mb_used
+
     def unfence(self):
         """fence_compute's action on, once the host is back in its cluster.
 
@@ -266,7 +271,12 @@ class TestMasakariHostFailure(RecoveryTestCase):
         self.assertEqual(['evacuate', 'lock'], [
             action.action for action in
             nova.instance_action.list(self.locked.id)])
+        # The reserved host's hypervisor counts what it now runs.
+        self.assertTrue(commands.wait_until(
+            lambda: self.usage_of(nova, RESERVED) == (4, 4 * 2048)),
+            self.usage_of(nova, RESERVED))
         self.assert_repaired_host_duplicates_nothing(nova)
+        self.assertEqual((0, 0), self.usage_of(nova, FAILED))
 
 
 class TestMasakariAutoRecovery(RecoveryTestCase):
@@ -321,6 +331,11 @@ class TestPacemakerInstanceHA(RecoveryTestCase):
     def setUp(self):
         super().setUp()
         self.calls = CallLog(self.session)
+
+    def usage_of(self, nova, host):
+        """(running_vms, memory_mb_used) of the host's hypervisor."""
+        [hypervisor] = nova.hypervisors.search(host, detailed=True)
+        return hypervisor.running_vms, hypervisor.memory_mb_used
 
     def unfence(self):
         self.calls.take()
