@@ -9,6 +9,7 @@ import threading
 
 from oslo_utils import timeutils
 
+from nova_forcedown import context as nova_context
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_metadata
@@ -19,7 +20,8 @@ LIMIT = 128
 CLIENTS = 8
 
 
-class InstanceMetadataTestsMixin:
+class _ServerMixin:
+    """One launched server on compute1, tagged HA_Enabled=True."""
 
     def setUp(self):
         super().setUp()
@@ -31,6 +33,9 @@ class InstanceMetadataTestsMixin:
         return instance_obj.Instance.get_record(
             self.context, self.uuid).user_metadata
 
+
+class InstanceMetadataTestsMixin(_ServerMixin):
+
     def test_merge_replace_and_delete(self):
         merged = instance_metadata.update(self.context, self.uuid,
                                           {'rack': 'r1'}, LIMIT)
@@ -41,28 +46,6 @@ class InstanceMetadataTestsMixin:
         instance_metadata.delete_item(self.context, self.uuid, 'rack')
 
         self.assertEqual({}, self._metadata())
-
-    def test_merges_from_many_clients_at_once_all_land(self):
-        start = threading.Barrier(CLIENTS)
-        failures = []
-
-        def merge(number):
-            start.wait(10)
-            try:
-                instance_metadata.update(self.context, self.uuid,
-                                         {'client-%d' % number: 'x'}, LIMIT)
-            except Exception as error:  # reported below
-                failures.append(error)
-
-        clients = [threading.Thread(target=merge, args=(number,))
-                   for number in range(CLIENTS)]
-        for client in clients:
-            client.start()
-        for client in clients:
-            client.join(60)
-
-        self.assertEqual([], failures)
-        self.assertEqual(CLIENTS + 1, len(self._metadata()))
 
     def test_a_write_over_the_limit_writes_nothing(self):
         self.assertRaises(exception.MetadataLimitExceeded,
@@ -77,4 +60,38 @@ class InstanceMetadataTestsMixin:
         self.assertEqual(value, self._metadata()['note'])
 
 
+class ConcurrentInstanceMetadataMixin(_ServerMixin):
+    """Concurrent writers, on PostgreSQL and MariaDB.
+
+    SQLite's in-memory test database is one connection: its concurrent
+    case is in tests/functional/db/test_sqlite_concurrency.py, on a file.
+    """
+
+    def test_merges_from_many_clients_at_once_all_land(self):
+        start = threading.Barrier(CLIENTS)
+        failures = []
+
+        def merge(number):
+            # Each client its own request context, as each API request.
+            context = nova_context.get_admin_context()
+            start.wait(10)
+            try:
+                instance_metadata.update(context, self.uuid,
+                                         {'client-%d' % number: 'x'}, LIMIT)
+            except Exception as error:  # reported below
+                failures.append(error)
+
+        clients = [threading.Thread(target=merge, args=(number,))
+                   for number in range(CLIENTS)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join(60)
+
+        self.assertEqual([], failures)
+        self.assertEqual(CLIENTS + 1, len(self._metadata()))
+
+
 databases.backend_test_cases(InstanceMetadataTestsMixin, globals())
+databases.backend_test_cases(ConcurrentInstanceMetadataMixin, globals(),
+                             databases.MIGRATED_FIXTURES[1:])

@@ -262,6 +262,39 @@ class TestConcurrentServerActionsOnSqlite(_SqliteAppTestCase):
         self.assertEqual([202] + [409] * (WRITERS - 1), sorted(statuses))
 
 
+class TestConcurrentMetadataOnSqlite(_SqliteAppTestCase):
+    """Eight clients add an item each to one server's metadata at once.
+
+    Each merge reads the server's metadata and writes it back: two that
+    read before either wrote would lose one item. The write lock, taken
+    first, makes them take turns.
+    """
+
+    def test_every_item_lands(self):
+        ctxt = context.get_admin_context()
+        uuid = db_rows.create_instance(
+            ctxt, 'host0', launched_at=timeutils.utcnow()).uuid
+        barrier = threading.Barrier(WRITERS)
+        statuses = []
+
+        def merge(number):
+            barrier.wait()
+            statuses.append(self._request(
+                'POST', '/servers/%s/metadata' % uuid, '2.1',
+                {'metadata': {'client-%d' % number: 'x'}}).status_int)
+
+        threads = [threading.Thread(target=merge, args=(number,))
+                   for number in range(WRITERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual([200] * WRITERS, statuses)
+        metadata = self._request('GET', '/servers/%s/metadata' % uuid,
+                                 '2.1').json['metadata']
+        self.assertEqual(WRITERS, len(metadata))
+
+
 class TestLongReadOnSqlite(_SqliteAppTestCase):
     """A reader holding a read transaction never makes a writer fail.
 
