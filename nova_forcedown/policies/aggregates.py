@@ -1,7 +1,5 @@
 """os-aggregates rules, named as in Nova; every one is admin by default."""
 
-from oslo_policy import policy
-
 from nova_forcedown.policies import base
 
 BASE = 'os_compute_api:os-aggregates:%s'
@@ -18,10 +16,7 @@ IMAGES = 'compute:aggregates:images'
 
 
 def _rule(name, description, method, path):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=base.ADMIN, description=description,
-        operations=[{'method': method, 'path': path}],
-        scope_types=['project'])
+    return base.one_operation(name, base.ADMIN, description, method, path)
 
 
 rules = [

@@ -42,5 +42,13 @@ rules = [
 ]
 
 
+def one_operation(name, check_str, description, method, path):
+    """A project-scoped rule of one API operation."""
+    return policy.DocumentedRuleDefault(
+        name=name, check_str=check_str, description=description,
+        operations=[{'method': method, 'path': path}],
+        scope_types=['project'])
+
+
 def list_rules():
     return rules

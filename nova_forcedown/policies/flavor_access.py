@@ -3,8 +3,6 @@
 The base rule governs listing who may use a private flavor.
 """
 
-from oslo_policy import policy
-
 from nova_forcedown.policies import base
 
 LIST = 'os_compute_api:os-flavor-access'
@@ -13,10 +11,7 @@ REMOVE = 'os_compute_api:os-flavor-access:remove_tenant_access'
 
 
 def _rule(name, description, method, path):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=base.ADMIN, description=description,
-        operations=[{'method': method, 'path': path}],
-        scope_types=['project'])
+    return base.one_operation(name, base.ADMIN, description, method, path)
 
 
 rules = [

@@ -4,8 +4,6 @@ Listing and showing flavors has no rule: what a caller sees is decided by
 the flavors' visibility.
 """
 
-from oslo_policy import policy
-
 from nova_forcedown.policies import base
 
 BASE = 'os_compute_api:os-flavor-manage:%s'
@@ -15,10 +13,7 @@ DELETE = BASE % 'delete'
 
 
 def _rule(name, description, method, path):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=base.ADMIN, description=description,
-        operations=[{'method': method, 'path': path}],
-        scope_types=['project'])
+    return base.one_operation(name, base.ADMIN, description, method, path)
 
 
 rules = [

@@ -5,8 +5,6 @@ admins do both for any server. Each is checked against the server's
 project.
 """
 
-from oslo_policy import policy
-
 from nova_forcedown.policies import base
 
 BASE = 'os_compute_api:server-metadata:%s'
@@ -18,28 +16,22 @@ UPDATE = BASE % 'update'
 DELETE = BASE % 'delete'
 
 _PATH = '/servers/{server_id}/metadata'
-
-
-def _rule(name, check_str, description, method, path):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=check_str, description=description,
-        operations=[{'method': method, 'path': path}],
-        scope_types=['project'])
-
+_READER = base.PROJECT_READER_OR_ADMIN
+_MEMBER = base.PROJECT_MEMBER_OR_ADMIN
+_rule = base.one_operation
 
 rules = [
-    _rule(INDEX, base.PROJECT_READER_OR_ADMIN, 'List the metadata of a '
-          'server.', 'GET', _PATH),
-    _rule(SHOW, base.PROJECT_READER_OR_ADMIN, 'Show one metadata item of a '
-          'server.', 'GET', _PATH + '/{key}'),
-    _rule(CREATE, base.PROJECT_MEMBER_OR_ADMIN, 'Add metadata items to a '
-          'server, or change them.', 'POST', _PATH),
-    _rule(UPDATE_ALL, base.PROJECT_MEMBER_OR_ADMIN, 'Replace all the '
-          'metadata of a server.', 'PUT', _PATH),
-    _rule(UPDATE, base.PROJECT_MEMBER_OR_ADMIN, 'Set one metadata item of a '
-          'server.', 'PUT', _PATH + '/{key}'),
-    _rule(DELETE, base.PROJECT_MEMBER_OR_ADMIN, 'Delete one metadata item of '
-          'a server.', 'DELETE', _PATH + '/{key}'),
+    _rule(INDEX, _READER, 'List the metadata of a server.', 'GET', _PATH),
+    _rule(SHOW, _READER, 'Show one metadata item of a server.', 'GET',
+          _PATH + '/{key}'),
+    _rule(CREATE, _MEMBER, 'Add metadata items to a server, or change '
+          'them.', 'POST', _PATH),
+    _rule(UPDATE_ALL, _MEMBER, 'Replace all the metadata of a server.', 'PUT',
+          _PATH),
+    _rule(UPDATE, _MEMBER, 'Set one metadata item of a server.', 'PUT',
+          _PATH + '/{key}'),
+    _rule(DELETE, _MEMBER, 'Delete one metadata item of a server.', 'DELETE',
+          _PATH + '/{key}'),
 ]
 
 

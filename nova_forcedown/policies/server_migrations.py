@@ -4,8 +4,6 @@ A project's managers (and admins) may ask, as in Nova; nothing here
 live-migrates, so the answer never holds a migration.
 """
 
-from oslo_policy import policy
-
 from nova_forcedown.policies import base
 
 BASE = 'os_compute_api:servers:migrations:%s'
@@ -16,11 +14,8 @@ _PATH = '/servers/{server_id}/migrations'
 
 
 def _rule(name, description, path):
-    return policy.DocumentedRuleDefault(
-        name=name, check_str=base.PROJECT_MANAGER_OR_ADMIN,
-        description=description,
-        operations=[{'method': 'GET', 'path': path}],
-        scope_types=['project'])
+    return base.one_operation(name, base.PROJECT_MANAGER_OR_ADMIN,
+                              description, 'GET', path)
 
 
 rules = [
