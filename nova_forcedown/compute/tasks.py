@@ -58,7 +58,8 @@ class TaskRunner:
                  on_rebuilt=None):
         self._context = context
         self._driver = driver
-        # Called once a rebuild changed what the hosts run.
+        # Called once a rebuild (and a clean-up after it) changed what the
+        # hosts run.
         self._on_rebuilt = on_rebuilt or (lambda: None)
         self._hosts = list(hosts)
         self._told = told
@@ -226,13 +227,13 @@ class TaskRunner:
                            {'vm_state': operations.ERROR},
                            failure=traceback.format_exc())
             return
-        self._on_rebuilt()
         after = host_tasks.end(context, server, started, {
             'vm_state': target, 'power_state': power_state})
         if after is None:
             self._superseded(server)
-            return
-        notifications.instance_task_ended(context, server, after)
+        else:
+            notifications.instance_task_ended(context, server, after)
+        self._on_rebuilt()
 
     def _superseded(self, server):
         """Remove the copy just built of a server that moved on meanwhile.
