@@ -19,7 +19,6 @@ one thread, so a task read twice (a duplicate cast) is carried out once.
 
 import concurrent.futures
 import threading
-import traceback
 
 from oslo_log import log as logging
 
@@ -191,7 +190,7 @@ class TaskRunner:
                         {'task': server.task_state, 'uuid': server.uuid,
                          'error': exc})
             host_tasks.end(context, server, started, {},
-                           failure=traceback.format_exc())
+                           failure=host_tasks.Failure.of(exc))
             return
         after = host_tasks.end(context, server, started, {
             'vm_state': task.vm_state, 'power_state': power_state})
@@ -225,7 +224,7 @@ class TaskRunner:
                         '%(error)s', {'uuid': server.uuid, 'error': exc})
             host_tasks.end(context, server, started,
                            {'vm_state': operations.ERROR},
-                           failure=traceback.format_exc())
+                           failure=host_tasks.Failure.of(exc))
             return
         after = host_tasks.end(context, server, started, {
             'vm_state': target, 'power_state': power_state})

@@ -179,6 +179,22 @@ class InstanceActionEvent(Base):
     details = sa.Column(sa.Text, nullable=True)
 
 
+class InstanceFault(Base):
+    """What went wrong with a server: shown while it is in error."""
+    __tablename__ = 'instance_faults'
+    __table_args__ = (
+        sa.Index('instance_faults_instance_uuid_deleted_created_at_idx',
+                 'instance_uuid', 'deleted', 'created_at'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=True)
+    code = sa.Column(sa.Integer, nullable=False)
+    message = sa.Column(sa.String(255), nullable=True)
+    details = sa.Column(sa.Text, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+
+
 class Migration(Base):
     """A move of a server from one host to another: evacuations here."""
     __tablename__ = 'migrations'

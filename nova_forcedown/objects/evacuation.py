@@ -21,6 +21,7 @@ from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import service_history
 from nova_forcedown import exception
 from nova_forcedown.objects import compute_node as compute_node_obj
+from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.rpc import compute as rpc_compute
 
@@ -134,6 +135,8 @@ def _accepted(context, server, source, found, host, force, stop_after):
         row = db_migrations.migration_create(context, migration, now)
         if force:
             return {'task_state': None}, row
+        instance_fault.record(context, server.uuid,
+                              instance_fault.NO_VALID_HOST)
         return {'vm_state': operations.ERROR, 'task_state': None}, row
     migration.update(status=db_migrations.ACCEPTED, dest_compute=found.host,
                      dest_node=found.node)

@@ -10,10 +10,12 @@ transaction.
 """
 
 import collections
+import traceback
 
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
 
@@ -21,6 +23,15 @@ REBUILD_EVENT = 'compute_rebuild_instance'
 
 Started = collections.namedtuple(
     'Started', ('action_id', 'event_id', 'migration', 'rebuild'))
+
+
+class Failure(collections.namedtuple('Failure', ('message', 'traceback'))):
+    """How a driver failed a task: a fault's message and its traceback."""
+
+    @classmethod
+    def of(cls, error):
+        """The failure of ``error``; call it where it is being handled."""
+        return cls(instance_fault.message_of(error), traceback.format_exc())
 
 
 @db_engine.writer
@@ -49,13 +60,17 @@ def start(context, server):
 def end(context, server, started, values, failure=None):
     """End the task ``started`` with ``values``; the server as it now is.
 
-    ``failure``: the traceback of the driver's error. The event then ends
-    in error and a rebuild's evacuation ``failed``. None when the task was
-    gone (reset, or the server moved on by a retried evacuation) and
-    nothing of the server was written: a rebuild's event then ends in
-    error, as what it built is not the server's.
+    ``failure``: the driver's :class:`Failure`. The event then ends in
+    error with its traceback, the server has a fault, and a rebuild's
+    evacuation ``failed``. None when the task was gone (reset, or the
+    server moved on by a retried evacuation) and nothing of the server
+    was written: a rebuild's event then ends in error, as what it built
+    is not the server's.
     """
     after = operations.end_task(context, server, values)
+    if failure is not None:
+        instance_fault.record(context, server.uuid, failure.message,
+                              details=failure.traceback, host=server.host)
     lost = after is None and started.rebuild
     if started.migration is not None and (failure is not None or not lost):
         migration_obj.move(context, started.migration.id,
@@ -64,6 +79,7 @@ def end(context, server, started, values, failure=None):
     if started.event_id is not None:
         result = (instance_action.ERROR if failure is not None or lost
                   else instance_action.SUCCESS)
-        instance_action.event_finish(context, started.action_id,
-                                     started.event_id, result, failure)
+        instance_action.event_finish(
+            context, started.action_id, started.event_id, result,
+            failure.traceback if failure is not None else None)
     return after

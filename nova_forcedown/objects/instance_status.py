@@ -48,6 +48,9 @@ STATE_MAP = {
 WITH_PROGRESS = frozenset(('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE',
                            'VERIFY_RESIZE', 'MIGRATING'))
 
+# The statuses a view shows the server's newest fault in.
+WITH_FAULT = frozenset(('ERROR', DELETED))
+
 
 def status(vm_state, task_state, deleted=False):
     if deleted:

@@ -7,6 +7,7 @@ from oslotest import base
 from nova_forcedown.api import microversion
 from nova_forcedown.api.views import servers as views
 from nova_forcedown.db import instances as db_instances
+from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import service as service_obj
 
 CREATED = datetime.datetime(2026, 1, 2, 3, 4, 5)
@@ -61,3 +62,27 @@ class TestServerViews(base.BaseTestCase):
     def test_deleted_record_shows_deleted(self):
         self.assertEqual('DELETED', self._view('2.1').detail(
             _record(deleted=10))['status'])
+
+    def _faulted(self, code=500, details='Traceback: the disk is gone'):
+        return {'u1': instance_fault.FaultRow(
+            'u1', code, 'the disk is gone', details, 'h1', CREATED)}
+
+    def test_a_fault_shows_while_the_server_is_in_error(self):
+        view = self._view('2.1', faults=self._faulted())
+        self.assertEqual(
+            {'code': 500, 'message': 'the disk is gone',
+             'created': '2026-01-02T03:04:05Z'},
+            view.detail(_record(vm_state='error'))['fault'])
+        self.assertNotIn('fault', view.detail(_record()))
+
+    def test_a_500_faults_details_are_for_admins(self):
+        admin = self._view('2.1', faults=self._faulted(), fault_details=True)
+        self.assertEqual('Traceback: the disk is gone', admin.detail(
+            _record(vm_state='error'))['fault']['details'])
+        other = self._view('2.1', faults=self._faulted(code=404))
+        self.assertEqual('Traceback: the disk is gone', other.detail(
+            _record(vm_state='error'))['fault']['details'])
+        empty = self._view('2.1', faults=self._faulted(details=''),
+                           fault_details=True)
+        self.assertNotIn('details', empty.detail(
+            _record(vm_state='error'))['fault'])

@@ -19,6 +19,7 @@ from nova_forcedown.api import validation
 from nova_forcedown.api.views import servers as views
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_status
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.policies import servers as policies
@@ -334,8 +335,19 @@ def _views(req, servers, detail):
         extra_specs=detail and context.can(policies.SHOW_FLAVOR_EXTRA_SPECS,
                                            target, fatal=False),
         links=_link_bases(req), services=services,
-        is_up=req.is_up, zones=zones)
+        is_up=req.is_up, zones=zones,
+        faults=_faults(context, servers) if detail else None,
+        fault_details=context.is_admin)
     return views.Servers(req.version, options)
+
+
+def _faults(context, servers):
+    """The newest fault of each server a view shows it for; no SQL if none."""
+    return instance_fault.latest_of(context, [
+        server.uuid for server in servers
+        if instance_status.status(server.vm_state, server.task_state,
+                                  deleted=bool(server.deleted))
+        in instance_status.WITH_FAULT])
 
 
 def _link_bases(req):

@@ -14,6 +14,8 @@ from nova_forcedown.objects import instance_status
 from nova_forcedown.servicegroup import host_status as host_status_rules
 
 DISK_CONFIG = 'MANUAL'
+# The code of the faults whose details (a traceback) only admins see.
+FAULT_HIDDEN_CODE = 500
 # What a cache holds for a key it has not seen (None is a value).
 _UNSEEN = object()
 
@@ -58,11 +60,14 @@ class ServerOptions:
     'all', 'unknown-only' or None; ``extra_specs``: the embedded flavor
     shows its extra specs; ``links``: (self base, bookmark base) URLs;
     ``services``: {host: nova-compute service}; ``is_up``: servicegroup
-    liveness; ``zones``: the HostZones of the servers' hosts.
+    liveness; ``zones``: the HostZones of the servers' hosts; ``faults``:
+    {uuid: the newest fault} of the servers in error; ``fault_details``:
+    the details of a 500 fault are shown (to admins).
     """
 
     def __init__(self, extended=False, host_status=None, extra_specs=False,
-                 links=('', ''), services=None, is_up=None, zones=None):
+                 links=('', ''), services=None, is_up=None, zones=None,
+                 faults=None, fault_details=False):
         self.extended = extended
         self.host_status = host_status
         self.extra_specs = extra_specs
@@ -70,6 +75,8 @@ class ServerOptions:
         self.services = services or {}
         self.is_up = is_up
         self.zones = zones or aggregate_obj.HostZones({}, '')
+        self.faults = faults or {}
+        self.fault_details = fault_details
 
 
 class Servers:
@@ -152,8 +159,21 @@ class Servers:
         }
         if status in instance_status.WITH_PROGRESS:
             view['progress'] = server.progress or 0
+        if status in instance_status.WITH_FAULT:
+            fault = self.options.faults.get(server.uuid)
+            if fault is not None:
+                view['fault'] = self._fault(fault)
         self._add_extended(server, view)
         self._add_by_version(server, view)
+        return view
+
+    def _fault(self, fault):
+        """Nova's fault: details of a 500 for admins only, none if empty."""
+        view = {'code': fault.code, 'created': server_time(fault.created_at),
+                'message': fault.message or ''}
+        if fault.details and (self.options.fault_details or
+                              fault.code != FAULT_HIDDEN_CODE):
+            view['details'] = fault.details
         return view
 
     def _add_extended(self, server, view):

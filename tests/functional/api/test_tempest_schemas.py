@@ -122,6 +122,23 @@ class TempestSchemasTest(base.BaseTestCase):
                             actions + '/' + action['request_id'], version,
                             ADMIN)
 
+    def test_a_server_with_a_fault_at_every_window(self):
+        db2 = self.world.ids['DB2_UUID']
+        for version, body in (('2.1', {'os-resetState': {'state': 'active'}}),
+                              ('2.29', {'evacuate': {'host': 'host2'}})):
+            resp = api_app.call_app(self.app, 'POST',
+                                    '/v2.1/servers/%s/action' % db2, version,
+                                    body=body,
+                                    headers={'X-Auth-Token': ADMIN})
+            self.assertIn(resp.status_code, (200, 202), resp.body)
+        for version, schemas in self._windows():
+            body = self._check(schemas.get_server, '/servers/' + db2,
+                               version, ADMIN)
+            self.assertEqual(500, body['server']['fault']['code'])
+            self._check(schemas.list_servers_detail,
+                        '/servers/detail?all_tenants=1&host=host4', version,
+                        ADMIN)
+
     def test_server_metadata_for_admins_and_members(self):
         metadata = '/servers/%s/metadata' % self.world.ids['WEB1_UUID']
         calls = [

@@ -22,6 +22,7 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import service as service_obj
 from tests.fixtures import databases
 from tests.fixtures import db_rows
@@ -340,6 +341,10 @@ class _RestartedAgentMixin(test_evacuation._EvacuationBase):
         self.assertEqual([second], list(driver.guests('fi-1')))
         server = instance_obj.Instance.get_record(self.context, first)
         self.assertEqual(('dst-big', 'error'), (server.host, server.vm_state))
+        fault = instance_fault.latest_of(self.context, [first])[first]
+        self.assertEqual((500, 'no image', 'dst-big'),
+                         (fault.code, fault.message, fault.host))
+        self.assertIn('DriverError: no image', fault.details)
 
 
 databases.backend_test_cases(_RestartedAgentMixin, globals())

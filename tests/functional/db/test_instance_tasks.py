@@ -21,6 +21,7 @@ from nova_forcedown import context as nf_context
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_operations as operations
 from tests.fixtures import databases
 from tests.fixtures import db_rows
@@ -214,6 +215,11 @@ class _FailedTasksMixin(_TasksBase):
         self.assertEqual('Error', action.message)
         self.assertEqual('Error', events[0].result)
         self.assertIn('the hypervisor is not answering', events[0].traceback)
+        # As in Nova, a fault too, shown only once the server is in error.
+        fault = instance_fault.latest_of(self.context, [self.uuid])[self.uuid]
+        self.assertEqual((500, 'the hypervisor is not answering'),
+                         (fault.code, fault.message))
+        self.assertEqual(events[0].traceback, fault.details)
 
 
 databases.backend_test_cases(_InstanceTasksMixin, globals())

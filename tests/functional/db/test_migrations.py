@@ -24,6 +24,7 @@ INSTANCE_ACTIONS = '0006_instance_actions'
 SERVICE_HISTORY = '0007_service_history'
 MIGRATIONS = '0008_migrations'
 RPC_SERVER = '0009_services_rpc_server'
+INSTANCE_FAULTS = '0010_instance_faults'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -108,7 +109,7 @@ class MigrationsMixin:
         revisions = _revisions_oldest_first()
         self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS,
                           INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS,
-                          RPC_SERVER],
+                          RPC_SERVER, INSTANCE_FAULTS],
                          revisions)
         for revision in revisions:
             schema.db_sync(self.engine, revision)
