@@ -101,6 +101,32 @@ class ZonesMixin:
                            aggregate.availability_zone)
                           for aggregate in aggregates])
 
+    def test_services_listing_shows_the_zones(self):
+        self._zone_aggregate('rack1', 'az1', 'compute1')
+        conf = self.useFixture(configuration.ConfFixture(
+            api__auth_strategy='noauth2')).conf
+        response = webob.Request.blank(
+            '/v2.1/os-services', headers={'X-Auth-Token': 'admin:admin'}
+        ).get_response(deploy.load_app(conf))
+        zones = {service['host']: service['zone'] for service in
+                 jsonutils.loads(response.body)['services']}
+        self.assertEqual({'compute1': 'az1', 'compute2': 'nova',
+                          'compute3': 'nova', 'controller': 'internal'},
+                         zones)
+
+
+class ConcurrentZonesMixin:
+    """Agents at the same moment, on PostgreSQL and MariaDB.
+
+    SQLite's in-memory test database is one connection, which two
+    threads cannot use at once.
+    """
+
+    def setUp(self):
+        super().setUp()
+        for host in ('compute1', 'compute2'):
+            db_rows.create_service(self.context, host=host)
+
     def test_agents_started_together_make_the_zone_once(self):
         # Both agents look for the zone's aggregate before either makes
         # it, as two agents started at the same moment can.
@@ -139,18 +165,7 @@ class ZonesMixin:
                           for aggregate in AggregateList.get_all(
                               self.context)])
 
-    def test_services_listing_shows_the_zones(self):
-        self._zone_aggregate('rack1', 'az1', 'compute1')
-        conf = self.useFixture(configuration.ConfFixture(
-            api__auth_strategy='noauth2')).conf
-        response = webob.Request.blank(
-            '/v2.1/os-services', headers={'X-Auth-Token': 'admin:admin'}
-        ).get_response(deploy.load_app(conf))
-        zones = {service['host']: service['zone'] for service in
-                 jsonutils.loads(response.body)['services']}
-        self.assertEqual({'compute1': 'az1', 'compute2': 'nova',
-                          'compute3': 'nova', 'controller': 'internal'},
-                         zones)
-
 
 databases.backend_test_cases(ZonesMixin, globals())
+databases.backend_test_cases(ConcurrentZonesMixin, globals(),
+                             databases.MIGRATED_FIXTURES[1:])
