@@ -84,6 +84,11 @@ class InstanceNotFound(NotFound):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
 
 
+class InstanceMappingNotFound(NotFound):
+    """A server never known: Nova's words when it has no cell mapping."""
+    msg_fmt = 'Instance %(uuid)s has no mapping to a cell.'
+
+
 class MetadataItemNotFound(NotFound):
     msg_fmt = 'Metadata item was not found'
 

@@ -11,6 +11,7 @@ from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import instances as db_instances
+from nova_forcedown import exception
 from nova_forcedown.objects import base
 
 # Columns stored as JSON text, read as dicts.
@@ -103,6 +104,15 @@ class Instance(base.NovaForcedownObject):
         """
         return decoded(db_instances.instance_get_by_uuid(
             context, uuid, project_id=project_id, deleted_too=deleted_too))
+
+    @staticmethod
+    def exists(context, uuid):
+        """Whether a server ``uuid`` was ever recorded (deleted ones too)."""
+        try:
+            db_instances.instance_get_by_uuid(context, uuid, deleted_too=True)
+        except exception.InstanceNotFound:
+            return False
+        return True
 
     def create(self):
         values = self.obj_get_changes()

@@ -18,7 +18,9 @@ from nova_forcedown.api import request as api_request
 from nova_forcedown.api.controllers import servers
 from nova_forcedown.api.schemas import server_actions as schemas
 from nova_forcedown.api import validation
+from nova_forcedown import exception
 from nova_forcedown.objects import evacuation
+from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.policies import server_actions as policies
 from nova_forcedown.scheduler import host_selection
@@ -64,13 +66,29 @@ def _reset_state(req, args):
 
 
 def _stop(req, args):
-    server = servers.authorized(req, policies.STOP)
+    server = _mapped(req, policies.STOP)
     operations.stop(req.context, server.uuid, project_id=req.visible_project)
 
 
 def _start(req, args):
-    server = servers.authorized(req, policies.START)
+    server = _mapped(req, policies.START)
     operations.start(req.context, server.uuid, project_id=req.visible_project)
+
+
+def _mapped(req, rule):
+    """The server of a stop or start, as Nova's servers controller finds it.
+
+    Nova looks up the server's cell mapping first: a server it never
+    knew is "Instance <id> has no mapping to a cell."; one it knew
+    (deleted, another project's) is "could not be found".
+    """
+    try:
+        return servers.authorized(req, rule)
+    except exception.InstanceNotFound:
+        uuid = req.urlvars['id']
+        if not instance_obj.Instance.exists(req.context, uuid):
+            raise exception.InstanceMappingNotFound(uuid=uuid)
+        raise
 
 
 def _evacuate(req, args):
