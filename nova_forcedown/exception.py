@@ -256,6 +256,11 @@ class FlavorExtraSpecsNotFound(NotFound):
                '%(extra_specs_key)s.')
 
 
+class ExtraSpecInvalid(Invalid):
+    """An extra spec Nova validates (from 2.86) and would refuse."""
+    msg_fmt = 'Validation failed; %(detail)s'
+
+
 class FlavorAccessNotFound(NotFound):
     msg_fmt = ('Flavor access not found for %(flavor_id)s / %(project_id)s '
                'combination.')

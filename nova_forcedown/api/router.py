@@ -24,7 +24,7 @@ class DuplicateRoute(Exception):
     pass
 
 
-def _raise_load_failure(manager, entrypoint, exc):
+def raise_load_failure(manager, entrypoint, exc):
     raise exc
 
 
@@ -35,7 +35,7 @@ def load_route_table():
     """
     manager = extension.ExtensionManager(
         CONTROLLERS_NAMESPACE,
-        on_load_failure_callback=_raise_load_failure)
+        on_load_failure_callback=raise_load_failure)
     return merge_route_tables(
         sorted((ext.name, ext.plugin.ROUTES) for ext in manager))
 

@@ -3,11 +3,14 @@ update and delete for admins, as in Nova.
 
 Writes echo the body as it was sent (a number stays a number), while the
 database keeps every value as a string. Handlers go: body schema, policy,
-value checks, flavor lookup, operation.
+value checks (from 2.86 against the specs Nova knows), flavor lookup,
+operation.
 """
 
 import webob.exc
 
+from nova_forcedown.api import extra_specs
+from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import flavors as schemas
 from nova_forcedown.api import validation
@@ -18,6 +21,7 @@ from nova_forcedown.policies import flavor_extra_specs as policies
 Flavor = flavor_obj.Flavor
 
 MAX_VALUE_LENGTH = 255
+KNOWN_SPECS = extra_specs.load()
 
 
 def list_extra_specs(req):
@@ -75,7 +79,12 @@ def _authorize(req, rule):
 
 def _set(req, specs):
     """Store ``specs`` as strings, once their values pass Nova's checks."""
-    values = {key: _text(value) for key, value in specs.items()}
+    validated = req.version.matches(microversion.V2_86)
+    values = {}
+    for key, value in specs.items():
+        values[key] = _text(value)
+        if validated:
+            KNOWN_SPECS.validate(key, values[key])
     flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['flavor_id'])
     flavor.set_extra_specs(values)
 

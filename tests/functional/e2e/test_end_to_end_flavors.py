@@ -48,6 +48,17 @@ class TestFlavorsWithNovaclient(test_end_to_end.EndToEndTestCase):
         nova.flavors.delete('gpu1')
         self.assertRaises(nova_exceptions.NotFound, nova.flavors.get, 'gpu1')
 
+    def test_extra_specs_are_validated_from_2_86(self):
+        nova = self.nova('2.86')
+        flavor = nova.flavors.get('1')
+        error = self.assertRaises(nova_exceptions.BadRequest,
+                                  flavor.set_keys, {'hw:cpu_policy': 'bogus'})
+        self.assertIn("Validation failed; 'bogus' is not one of: dedicated, "
+                      "shared, mixed.", str(error))
+        flavor.set_keys({'hw:cpu_policy': 'dedicated', 'evacuable': 'True'})
+        self.assertEqual({'hw:cpu_policy': 'dedicated', 'evacuable': 'True'},
+                         flavor.get_keys())
+
     def test_a_duplicate_name_is_a_conflict(self):
         nova = self.nova('2.1')
         error = self.assertRaises(nova_exceptions.Conflict,
