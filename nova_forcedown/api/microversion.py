@@ -69,6 +69,7 @@ VERSIONS = [
     '2.90',   # OS-EXT-SRV-ATTR:hostname shown to every server reader.
     '2.95',   # An evacuated server ends stopped.
     '2.96',   # Server views show pinned_availability_zone.
+    '2.98',   # Server views show the image's properties.
     '2.100',  # Server views show scheduler_hints.
     '2.102',  # Strict query parameters on GET /os-aggregates[/{id}] and
               # GET /servers/{id}; flavor listings filter by name;
@@ -82,7 +83,7 @@ VERSIONS = [
 (V2_1, V2_3, V2_7, V2_9, V2_11, V2_14, V2_16, V2_19, V2_21, V2_23, V2_26,
  V2_28, V2_29, V2_33, V2_38, V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_59,
  V2_61, V2_62, V2_63, V2_66, V2_68, V2_71, V2_73, V2_75, V2_80, V2_81, V2_83,
- V2_84, V2_86, V2_88, V2_90, V2_95, V2_96, V2_100, V2_102, V2_104) = (
+ V2_84, V2_86, V2_88, V2_90, V2_95, V2_96, V2_98, V2_100, V2_102, V2_104) = (
     microversion_parse.parse_version_string(text) for text in VERSIONS)
 MIN_VERSION = V2_1
 MAX_VERSION = V2_104

@@ -139,6 +139,14 @@ class Instance(Base):
     memory_mb = sa.Column(sa.Integer, nullable=True)
     root_gb = sa.Column(sa.Integer, nullable=True)
     ephemeral_gb = sa.Column(sa.Integer, nullable=True)
+    # The request that built it ("r-" and 8 characters) and its root disk.
+    reservation_id = sa.Column(sa.String(255), nullable=True)
+    root_device_name = sa.Column(sa.String(255), nullable=True)
+    # Its image's properties, {"image_<property>": value}, as JSON.
+    system_metadata = sa.Column(sa.Text, nullable=True)
+    # Its ports' addresses: a JSON list of {network, address, version,
+    # type, mac_address}.
+    network_info = sa.Column(sa.Text, nullable=True)
 
 
 class InstanceAction(Base):

@@ -3,8 +3,13 @@ see it.
 
 The flavor is the copy kept with the instance when it was built (a dict
 of the flavor's values), so a flavor changed or deleted later still
-describes it; the metadata is the user's key/value pairs.
+describes it; the metadata is the user's key/value pairs; the system
+metadata its image's properties (``image_<property>``); the network info
+its ports' addresses.
 """
+
+import secrets
+import string
 
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
@@ -14,8 +19,11 @@ from nova_forcedown.db import instances as db_instances
 from nova_forcedown import exception
 from nova_forcedown.objects import base
 
-# Columns stored as JSON text, read as dicts.
-_JSON_FIELDS = ('flavor', 'user_metadata')
+# Columns stored as JSON text, and what a record holds where one is null.
+_JSON_FIELDS = {'flavor': None, 'user_metadata': {}, 'system_metadata': {},
+                'network_info': []}
+# Nova's reservation ids: "r-" and 8 of these.
+_RESERVATION_CHARACTERS = string.digits + string.ascii_lowercase
 
 InstanceFilters = db_instances.InstanceFilters
 filters = db_instances.filters
@@ -38,13 +46,27 @@ def _json_field():
     return fields.Field(fields.Dict(fields.FieldType()), nullable=True)
 
 
+def _addresses_field():
+    """The ports' addresses: a list of dicts of strings and a version."""
+    return fields.Field(fields.List(fields.Dict(fields.FieldType())),
+                        nullable=True)
+
+
+def reservation_id():
+    """A new reservation id, as Nova makes one for each build request."""
+    return 'r-' + ''.join(secrets.choice(_RESERVATION_CHARACTERS)
+                          for _ in range(8))
+
+
 @base.ObjectRegistry.register
 class Instance(base.NovaForcedownObject):
     # Version 1.0: Initial version
     # Version 1.1: Owner, flavor copy, image, names, launch times, zone,
     #              lock, progress, access addresses, config drive, metadata
     # Version 1.2: vcpus, memory_mb, root_gb, ephemeral_gb
-    VERSION = '1.2'
+    # Version 1.3: reservation_id, root_device_name, system_metadata,
+    #              network_info
+    VERSION = '1.3'
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -79,6 +101,10 @@ class Instance(base.NovaForcedownObject):
         'memory_mb': fields.IntegerField(nullable=True),
         'root_gb': fields.IntegerField(nullable=True),
         'ephemeral_gb': fields.IntegerField(nullable=True),
+        'reservation_id': fields.StringField(nullable=True),
+        'root_device_name': fields.StringField(nullable=True),
+        'system_metadata': fields.DictOfNullableStringsField(nullable=True),
+        'network_info': _addresses_field(),
     }
 
     def obj_make_compatible(self, primitive, target_version):
@@ -86,7 +112,10 @@ class Instance(base.NovaForcedownObject):
         if target_version == '1.0':
             for name in set(self.fields) - set(_V1_0_FIELDS):
                 primitive.pop(name, None)
-        elif target_version == '1.1':
+        if target_version in ('1.1', '1.2'):
+            for name in _V1_3_FIELDS:
+                primitive.pop(name, None)
+        if target_version == '1.1':
             for name in RESOURCES:
                 primitive.pop(name, None)
 
@@ -117,6 +146,7 @@ class Instance(base.NovaForcedownObject):
     def create(self):
         values = self.obj_get_changes()
         values.setdefault('uuid', uuidutils.generate_uuid())
+        values.setdefault('reservation_id', reservation_id())
         for name in RESOURCES:
             if values.get(name) is None and values.get('flavor'):
                 values[name] = values['flavor'].get(name)
@@ -129,6 +159,8 @@ class Instance(base.NovaForcedownObject):
 
 _V1_0_FIELDS = ('id', 'uuid', 'display_name', 'host', 'node', 'vm_state',
                 'power_state', 'task_state', 'created_at', 'updated_at')
+_V1_3_FIELDS = ('reservation_id', 'root_device_name', 'system_metadata',
+                'network_info')
 
 
 def decoded(row):
@@ -140,7 +172,8 @@ def decoded(row):
 def _decoded(name, text):
     if text:
         return jsonutils.loads(text)
-    return {} if name == 'user_metadata' else None
+    empty = _JSON_FIELDS[name]
+    return None if empty is None else type(empty)()
 
 
 @base.ObjectRegistry.register
@@ -182,33 +215,31 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
         return _decoded_records(rows)
 
 
-_FLAVOR_AT = db_instances.InstanceRow._fields.index('flavor')
-_METADATA_AT = db_instances.InstanceRow._fields.index('user_metadata')
+# (position in an InstanceRow, what a null there reads as) of each JSON
+# column.
+_JSON_AT = [(db_instances.InstanceRow._fields.index(name), empty)
+            for name, empty in _JSON_FIELDS.items()]
 
 
 def _decoded_records(rows):
     """What decoded makes of each InstanceRow, at a listing's scale.
 
     Each distinct JSON text is decoded once: servers built with the same
-    flavor hold the same copy of it, and their records share the dict, as
-    records without metadata share one empty dict (records are read-only).
+    flavor or image hold the same copy of it, and their records share the
+    dict, as records without metadata share one empty dict (records are
+    read-only).
     """
     decoded = {}
-    no_metadata = {}
     make = db_instances.InstanceRow._make
     records = []
     for row in rows:
         values = list(row)
-        flavor, metadata = values[_FLAVOR_AT], values[_METADATA_AT]
-        if flavor:
-            values[_FLAVOR_AT] = decoded.get(flavor) or decoded.setdefault(
-                flavor, jsonutils.loads(flavor))
-        else:
-            values[_FLAVOR_AT] = None
-        if metadata:
-            values[_METADATA_AT] = decoded.get(metadata) or \
-                decoded.setdefault(metadata, jsonutils.loads(metadata))
-        else:
-            values[_METADATA_AT] = no_metadata
+        for at, empty in _JSON_AT:
+            text = values[at]
+            if text:
+                values[at] = decoded.get(text) or decoded.setdefault(
+                    text, jsonutils.loads(text))
+            else:
+                values[at] = empty
         records.append(make(values))
     return records

@@ -47,13 +47,14 @@ _JOINED = ('block_device_mapping', 'services', 'metadata', 'pci_devices',
 _EXACT = {'host': 'host', 'project_id': 'project_id', 'user_id': 'user_id',
           'uuid': 'uuid', 'image': 'image_ref', 'image_ref': 'image_ref',
           'key_name': 'key_name', 'availability_zone': 'availability_zone',
+          'reservation_id': 'reservation_id',
           'config_drive': 'config_drive', 'locked_by': 'locked_by',
           'access_ip_v4': 'access_ip_v4', 'access_ip_v6': 'access_ip_v6'}
 _SUBSTRING = {'name': 'name', 'display_name': 'name', 'node': 'node',
               'hostname': 'hostname'}
-# Filters on what no server here has (addresses, tags, a reservation):
-# nothing matches them, as nothing would in Nova.
-_NEVER_MATCHED = ('ip', 'ip6', 'tags', 'tags-any', 'reservation_id')
+# Filters on what no server here has (tags) or this API does not match
+# yet (addresses): nothing matches them.
+_NEVER_MATCHED = ('ip', 'ip6', 'tags', 'tags-any')
 # Sort keys this API can order by; others are dropped (400 from 2.75).
 _SORT_KEYS = {'created_at', 'updated_at', 'display_name', 'host', 'node',
               'uuid', 'vm_state', 'task_state', 'launched_at',

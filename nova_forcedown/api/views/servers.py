@@ -20,16 +20,10 @@ FAULT_HIDDEN_CODE = 500
 _UNSEEN = object()
 
 
-# The OS-EXT-SRV-ATTR attributes of 2.3 no server here has, in the order
-# shown after the hostname.
-_EXTENDED_CONSTANTS = {
-    'OS-EXT-SRV-ATTR:kernel_id': '',
-    'OS-EXT-SRV-ATTR:launch_index': 0,
-    'OS-EXT-SRV-ATTR:ramdisk_id': '',
-    'OS-EXT-SRV-ATTR:reservation_id': '',
-    'OS-EXT-SRV-ATTR:root_device_name': None,
-    'OS-EXT-SRV-ATTR:user_data': None,
-}
+# Nova's system metadata names an image property "image_<property>".
+IMAGE_PROPERTY_PREFIX = 'image_'
+# Nova hides a server's addresses while it is being built.
+BUILDING = 'building'
 
 
 def server_time(value):
@@ -109,6 +103,7 @@ class Servers:
         self.v2_73 = version.matches(microversion.V2_73)
         self.v2_90 = version.matches(microversion.V2_90)
         self.v2_96 = version.matches(microversion.V2_96)
+        self.v2_98 = version.matches(microversion.V2_98)
         self.v2_100 = version.matches(microversion.V2_100)
 
     def links(self, server):
@@ -143,7 +138,7 @@ class Servers:
             'flavor': self._flavor(server),
             'created': server_time(server.created_at),
             'updated': server_time(server.updated_at or server.created_at),
-            'addresses': self._no_dict,
+            'addresses': self._addresses(server),
             'accessIPv4': server.access_ip_v4 or '',
             'accessIPv6': server.access_ip_v6 or '',
             'OS-DCF:diskConfig': DISK_CONFIG,
@@ -184,7 +179,14 @@ class Servers:
                 server.id)
             if self.v2_3:
                 view['OS-EXT-SRV-ATTR:hostname'] = server.hostname or ''
-                view.update(_EXTENDED_CONSTANTS)
+                view['OS-EXT-SRV-ATTR:kernel_id'] = ''
+                view['OS-EXT-SRV-ATTR:launch_index'] = 0
+                view['OS-EXT-SRV-ATTR:ramdisk_id'] = ''
+                view['OS-EXT-SRV-ATTR:reservation_id'] = (
+                    server.reservation_id or '')
+                view['OS-EXT-SRV-ATTR:root_device_name'] = (
+                    server.root_device_name)
+                view['OS-EXT-SRV-ATTR:user_data'] = None
         elif self.v2_90:
             view['OS-EXT-SRV-ATTR:hostname'] = server.hostname or ''
 
@@ -231,20 +233,47 @@ class Servers:
             return self.options.zones.of(server.host)
         return server.availability_zone or ''
 
+    def _addresses(self, server):
+        """{network: [address]}, extended as Nova's detail views are."""
+        if not server.network_info or server.vm_state == BUILDING:
+            return self._no_dict
+        addresses = {}
+        for port in server.network_info:
+            addresses.setdefault(port['network'], []).append({
+                'version': port['version'], 'addr': port['address'],
+                'OS-EXT-IPS:type': port['type'],
+                'OS-EXT-IPS-MAC:mac_addr': port['mac_address']})
+        return addresses
+
     def _image(self, server):
+        """The image's id and link; from 2.98 its properties too.
+
+        Servers of one image with the same properties (one dict in the
+        records of a listing) share one view.
+        """
         if not server.image_ref:
             return ''
-        view = self._images.get(server.image_ref)
-        if view is None:
-            view = self._images[server.image_ref] = self._image_of(
-                server.image_ref)
+        properties = server.system_metadata if self.v2_98 else None
+        key = (server.image_ref, id(properties))
+        cached = self._images.get(key)
+        if cached is not None and cached[0] is properties:
+            return cached[1]
+        view = self._image_of(server.image_ref, properties)
+        self._images[key] = (properties, view)
         return view
 
-    def _image_of(self, image_ref):
-        return {'id': image_ref, 'links': [{
+    def _image_of(self, image_ref, properties):
+        view = {'id': image_ref, 'links': [{
             'rel': 'bookmark',
             'href': '%s/images/%s' % (self.options.bookmark_base,
                                       image_ref)}]}
+        if self.v2_98:
+            view['properties'] = {
+                name[len(IMAGE_PROPERTY_PREFIX):]: value
+                for name, value in (properties or {}).items()
+                if name.startswith(IMAGE_PROPERTY_PREFIX) and
+                value is not None}
+        return view
 
     def _flavor(self, server):
         flavor = server.flavor

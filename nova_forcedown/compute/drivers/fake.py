@@ -48,6 +48,20 @@ BUILT_IN_FLAVOR = {
 
 # Host addresses come from the benchmarking range of RFC 2544.
 FIRST_ADDRESS = ipaddress.ip_address('198.18.0.0')
+# Servers have one port each on this tenant network, in the order of
+# their hosts and of the servers of each host, with Neutron's MAC prefix.
+SERVER_NETWORK = 'private'
+SERVER_ADDRESSES = ipaddress.ip_network('10.0.0.0/8')
+MAC_PREFIX = 'fa:16:3e'
+
+# Every simulated server is built from this image, with its properties
+# kept as Nova keeps them, in the server's system metadata.
+IMAGE_ID = '6a3e9d52-7c1f-4b8e-9f2d-0e5b4c3a2d10'
+IMAGE_PROPERTIES = {
+    'image_hw_disk_bus': 'virtio', 'image_hw_machine_type': 'q35',
+    'image_hw_rng_model': 'virtio', 'image_os_distro': 'cirros',
+    'image_os_type': 'linux'}
+ROOT_DEVICE_NAME = '/dev/vda'
 
 POWER_STATE_RUNNING = 1
 POWER_STATE_SHUTDOWN = 4
@@ -87,8 +101,21 @@ class FakeDriver(base.ComputeDriver):
         return [{'display_name': '%s-server-%d' % (host, i),
                  'hostname': '%s-server-%d' % (host, i),
                  'vm_state': 'active', 'power_state': POWER_STATE_RUNNING,
-                 'task_state': None, 'flavor': self._flavor}
+                 'task_state': None, 'flavor': self._flavor,
+                 'image_ref': IMAGE_ID,
+                 'system_metadata': IMAGE_PROPERTIES,
+                 'root_device_name': ROOT_DEVICE_NAME,
+                 'network_info': [self._port(host, i)]}
                 for i in range(1, self.conf.instances + 1)]
+
+    def _port(self, host, server):
+        """Server ``server`` of ``host``'s port: an address of its own."""
+        number = ((self._index[host] - 1) * self.conf.instances + server) % (
+            SERVER_ADDRESSES.num_addresses - 2) + 1
+        mac = ':'.join('%02x' % byte for byte in number.to_bytes(3, 'big'))
+        return {'network': SERVER_NETWORK, 'version': 4, 'type': 'fixed',
+                'address': str(SERVER_ADDRESSES[number]),
+                'mac_address': '%s:%s' % (MAC_PREFIX, mac)}
 
     def guests(self, host):
         with self._lock:

@@ -142,6 +142,8 @@ REQUESTS = [
      '&sort_dir=asc&sort_dir=desc&limit=4', '2.100', None),
     ('servers/server-show-v2.47', 'GET', '/servers/{WEB1_UUID}', '2.47',
      None),
+    ('servers/server-show-v2.98', 'GET', '/servers/{WEB1_UUID}', '2.98',
+     None),
     ('servers/server-show-v2.100', 'GET', '/servers/{DB2_UUID}', '2.100',
      None),
     ('servers/server-action-lock-v2.73', 'POST', '/servers/{WEB1_UUID}/action',

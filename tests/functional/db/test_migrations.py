@@ -25,6 +25,7 @@ SERVICE_HISTORY = '0007_service_history'
 MIGRATIONS = '0008_migrations'
 RPC_SERVER = '0009_services_rpc_server'
 INSTANCE_FAULTS = '0010_instance_faults'
+SERVER_DETAILS = '0011_server_details'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -109,7 +110,7 @@ class MigrationsMixin:
         revisions = _revisions_oldest_first()
         self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS,
                           INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS,
-                          RPC_SERVER, INSTANCE_FAULTS],
+                          RPC_SERVER, INSTANCE_FAULTS, SERVER_DETAILS],
                          revisions)
         for revision in revisions:
             schema.db_sync(self.engine, revision)
@@ -177,7 +178,8 @@ class MigrationsMixin:
             rows = [dict(row) for row in connection.execute(sa.text(
                 'SELECT id, uuid, display_name, host, vm_state, project_id, '
                 'flavor, locked_by, config_drive, user_metadata, '
-                'launched_at FROM instances ORDER BY id')).mappings()]
+                'launched_at, reservation_id, network_info '
+                'FROM instances ORDER BY id')).mappings()]
         self.assertEqual([1, 2], [row['id'] for row in rows])
         for legacy, row in zip(_LEGACY_INSTANCES, rows):
             self.assertEqual(legacy['uuid'], row['uuid'])
@@ -192,6 +194,8 @@ class MigrationsMixin:
             self.assertIsNone(row['locked_by'])
             self.assertIsNone(row['user_metadata'])
             self.assertIsNone(row['config_drive'])
+            self.assertIsNone(row['reservation_id'])
+            self.assertIsNone(row['network_info'])
         # Active since it was created; the one still building never ran.
         self.assertEqual('2026-01-02 03:04:05',
                          str(rows[0]['launched_at']))

@@ -9,10 +9,12 @@ as a subprocess with an admin's openrc variables and ``-f json``, and the
 tests read what it prints.
 """
 
+import ipaddress
 import json
 import os
 import subprocess
 
+from nova_forcedown.compute.drivers import fake
 from tests.fixtures import keystone_server
 from tests.fixtures import processes
 from tests.functional.e2e import test_end_to_end_servers
@@ -91,9 +93,16 @@ class TestServersWithTheCli(CliTestCase):
                 (server['Status'], server['Host'], server['Project ID'],
                  server['Flavor'], server['Availability Zone'],
                  server['Host Status']))
-            # No image service here: the servers have no image, which the
-            # CLI shows as it shows a server booted from a volume.
-            self.assertEqual('N/A (booted from volume)', server['Image ID'])
+            # No image service here to name the fake driver's image: the
+            # CLI shows its id.
+            self.assertEqual(fake.IMAGE_ID, server['Image ID'])
+        # Each fake server has an address of its own on network private.
+        addresses = [ipaddress.ip_address(address)
+                     for server in servers
+                     for address in server['Networks']['private']]
+        self.assertEqual(3, len(set(addresses)))
+        self.assertTrue(all(address in fake.SERVER_ADDRESSES
+                            for address in addresses))
 
     def test_show_a_server_by_id(self):
         (listed, *_) = self.servers_of(FAILED_HOST)
