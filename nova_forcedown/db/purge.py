@@ -14,6 +14,8 @@ What goes (``before`` None: whatever its age):
   one is open; a host's agent reads a failed one at its next start, to
   remove the copy of the server it may still hold;
 * ``service_history`` entries recorded before the date;
+* ``instance_faults`` recorded before the date, but the newest of a live
+  server (its view shows it while the server is in error);
 * soft-deleted ``instances``, ``compute_nodes`` and ``services``, deleted
   before the date.
 
@@ -34,6 +36,7 @@ _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
 _MIGRATIONS = models.Migration.__table__
 _HISTORY = models.ServiceHistory.__table__
+_FAULTS = models.InstanceFault.__table__
 _INSTANCES = models.Instance.__table__
 _NODES = models.ComputeNode.__table__
 _SERVICES = models.Service.__table__
@@ -51,7 +54,7 @@ MAX_ROWS = 10000
 
 # The tables a purge deletes from, in the order it reports them.
 TABLES = (_MIGRATIONS.name, _ACTIONS.name, _EVENTS.name, _HISTORY.name,
-          _INSTANCES.name, _NODES.name, _SERVICES.name)
+          _FAULTS.name, _INSTANCES.name, _NODES.name, _SERVICES.name)
 
 # A table's rows to purge: ``criteria(before)`` picks them; the rows of
 # ``dependent`` whose ``dependent_key`` names one of them go with them.
@@ -104,6 +107,22 @@ def _history(before):
     return _older(_HISTORY.c.created_at, before)
 
 
+def _faults(before):
+    """Faults before the date, but what a live server's view shows."""
+    newer = _FAULTS.alias('newer')
+    live_server = sa.exists().where(
+        _INSTANCES.c.uuid == _FAULTS.c.instance_uuid,
+        _INSTANCES.c.deleted == 0)
+    # Newer as the view orders them: by time, then by id.
+    superseded = sa.exists().where(
+        newer.c.instance_uuid == _FAULTS.c.instance_uuid,
+        sa.or_(newer.c.created_at > _FAULTS.c.created_at,
+               sa.and_(newer.c.created_at == _FAULTS.c.created_at,
+                       newer.c.id > _FAULTS.c.id)))
+    return [*_older(_FAULTS.c.created_at, before),
+            sa.or_(~live_server, superseded)]
+
+
 def _soft_deleted(table):
     def criteria(before):
         when = sa.func.coalesce(table.c.deleted_at, table.c.updated_at,
@@ -116,6 +135,7 @@ RULES = (
     Rule(_ACTIONS, _actions, _EVENTS, _EVENTS.c.action_id),
     Rule(_MIGRATIONS, _migrations, None, None),
     Rule(_HISTORY, _history, None, None),
+    Rule(_FAULTS, _faults, None, None),
     Rule(_INSTANCES, _soft_deleted(_INSTANCES), None, None),
     Rule(_NODES, _soft_deleted(_NODES), None, None),
     Rule(_SERVICES, _soft_deleted(_SERVICES), None, None),

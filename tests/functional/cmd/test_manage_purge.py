@@ -48,6 +48,7 @@ _MIGRATIONS = models.Migration.__table__
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
 _HISTORY = models.ServiceHistory.__table__
+_FAULTS = models.InstanceFault.__table__
 _INSTANCES = models.Instance.__table__
 _NODES = models.ComputeNode.__table__
 _SERVICES = models.Service.__table__
@@ -215,7 +216,8 @@ class _RetryStormMixin(_PurgeMixin):
             [('stormed', 'error')] * (STORM + LATE_STORM), self.migrations())
         expected = {'migrations': STORM, 'instance_actions': STORM,
                     'instance_actions_events': 0,
-                    'service_history': STORM + 2, 'instances': 0,
+                    'service_history': STORM + 2, 'instance_faults': 0,
+                    'instances': 0,
                     'compute_nodes': 0, 'services': 0}
         cutoff, text = _cutoff(hours_ago=1)
 
@@ -371,7 +373,8 @@ class _SoftDeletedAndBatchesMixin(_PurgeMixin):
 
         self.assertEqual({'migrations': 5, 'instance_actions': 15,
                           'instance_actions_events': 30,
-                          'service_history': 9, 'instances': 1,
+                          'service_history': 9, 'instance_faults': 0,
+                          'instances': 1,
                           'compute_nodes': 1, 'services': 1},
                          self.table_of(purged))
         self.assertEqual('Deleted 62 row(s) older than %s UTC.' % text,
@@ -393,6 +396,30 @@ class _SoftDeletedAndBatchesMixin(_PurgeMixin):
                          self.database.rows(_SERVICES, 'host'))
         self.assertEqual([('live.node',), ('just-gone.node',)],
                          self.database.rows(_NODES, 'hypervisor_hostname'))
+
+    def fault(self, name, when, message):
+        return self.database.insert(
+            _FAULTS, instance_uuid=self.servers[name], code=500,
+            message=message, host='live', created_at=when, deleted=0)
+
+    def test_faults_go_by_age_but_the_one_a_live_server_shows(self):
+        self.fault('idle', self.yesterday, 'first failure')
+        shown = self.fault('idle', self.yesterday, 'second failure')
+        self.fault('deleted', self.yesterday, 'failure of a deleted server')
+        recent = self.fault('busy', self.now, 'a recent failure')
+        self.fault('busy', self.yesterday - datetime.timedelta(hours=1),
+                   'an older one')
+        _, text = _cutoff(hours_ago=1)
+
+        purged = self.purge('--before', text, '--dry-run')
+        self.assertEqual(3, self.table_of(purged)['instance_faults'])
+        self.purge('--before', text)
+
+        # The idle server's newest fault stays, however old: its view
+        # shows it while the server is in error.
+        self.assertEqual(
+            [(shown, 'second failure'), (recent, 'a recent failure')],
+            self.database.rows(_FAULTS, 'id', 'message'))
 
     def test_all_spares_only_what_a_process_still_needs(self):
         busy = self.action('busy', self.now)
