@@ -232,20 +232,27 @@ class Agent:
     def _register_instances(self, hosts, owner):
         """Create the servers the driver reports and the database lacks.
 
-        Servers evacuated away count as there: they are not made again.
-        The driver then adopts each host's servers (but those it is to
-        rebuild).
+        A server is known by its name: one a live server has (on any
+        host), or one that left the hosts by evacuation (since deleted
+        too), is not made again. The driver then adopts each host's
+        servers (but those it is to rebuild).
         """
         present = instance_obj.InstanceList.get_by_hosts(self._context,
                                                          hosts)
-        existing = collections.Counter(instance.host for instance in present)
-        existing.update(migration_obj.evacuated_counts(self._context, hosts))
+        wanted = {host: self._driver.instances(host) for host in hosts}
+        known = migration_obj.evacuated_names(self._context, hosts)
+        known.update(instance_obj.InstanceList.live_names_among(
+            self._context, [values['display_name']
+                            for host_values in wanted.values()
+                            for values in host_values]))
         servers = collections.defaultdict(list)
         for instance in present:
             if instance.task_state != operations.REBUILDING:
                 servers[instance.host].append(instance)
         for host in hosts:
-            for values in self._driver.instances(host)[existing[host]:]:
+            for values in wanted[host]:
+                if values['display_name'] in known:
+                    continue
                 instance = instance_obj.Instance(
                     self._context, host=host, node=host, **owner, **values)
                 instance.create()

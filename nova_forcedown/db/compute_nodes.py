@@ -181,6 +181,9 @@ def compute_node_statistics(context):
 
 
 # The columns of a compute node a placement needs.
+# What a node whose driver runs no server writes as supported_instances.
+NO_SERVERS = '[]'
+
 NodeCapacity = collections.namedtuple('NodeCapacity', (
     'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
 
@@ -192,8 +195,15 @@ def node_capacities(context, hosts):
         return []
     return [NodeCapacity._make(row) for row in context.connection.execute(
         sa.select(*(_NODES.c[name] for name in NodeCapacity._fields))
-        .where(_NODES.c.host.in_(list(hosts)), _NODES.c.deleted == 0)
+        .where(_NODES.c.host.in_(list(hosts)), _NODES.c.deleted == 0,
+               _runs_servers())
         .order_by(_NODES.c.id))]
+
+
+def _runs_servers():
+    """The node may run servers: it said so, or has not said yet."""
+    return sa.or_(_NODES.c.supported_instances.is_(None),
+                  _NODES.c.supported_instances != NO_SERVERS)
 
 
 # A node's capacity and ``usage``: (vcpus, memory_mb, disk_gb) the live
@@ -218,7 +228,8 @@ def _nodes_with_usage_query():
                         for name in ('vcpus', 'memory', 'disk')))
             .select_from(_NODES.outerjoin(usage,
                                           usage.c.host == _NODES.c.host))
-            .where(_NODES.c.host.in_(hosts), _NODES.c.deleted == 0)
+            .where(_NODES.c.host.in_(hosts), _NODES.c.deleted == 0,
+                   _runs_servers())
             .order_by(_NODES.c.id))
 
 

@@ -324,6 +324,24 @@ def instance_get_all_by_hosts(context, hosts):
     return [InstanceRow._make(row) for row in rows]
 
 
+# Names per query: well under every backend's limit of bound parameters.
+_NAMES_PER_QUERY = 500
+
+
+@engine.reader
+def live_names_among(context, names):
+    """Those of ``names`` that a live server has, wherever it is."""
+    names = sorted(set(names))
+    found = set()
+    for first in range(0, len(names), _NAMES_PER_QUERY):
+        found.update(context.connection.execute(
+            sa.select(_INSTANCES.c.display_name).where(
+                _INSTANCES.c.deleted == 0,
+                _INSTANCES.c.display_name.in_(
+                    names[first:first + _NAMES_PER_QUERY]))).scalars())
+    return found
+
+
 @engine.writer
 def instance_lock_all_on_host(context, host):
     """The live servers of ``host``, in id order, their rows locked."""

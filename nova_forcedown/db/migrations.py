@@ -182,24 +182,21 @@ def migration_fail_open(context, instance_uuid):
 
 
 @engine.reader
-def evacuated_counts(context, hosts):
-    """{host: servers that left it by evacuation}.
+def evacuated_names(context, hosts):
+    """The names of the servers that ever left ``hosts`` by evacuation.
 
-    Whatever their status but ``error`` (the server never left), each
-    server once: a failed rebuild left it on its destination, and a
-    retried evacuation leaves from the first source again.
+    Whatever the evacuation's status and wherever the server is now,
+    deleted or not: what a simulated host must not make again.
     """
     if not hosts:
-        return {}
-    rows = context.connection.execute(
-        sa.select(_MIGRATIONS.c.source_compute,
-                  sa.func.count(sa.distinct(_MIGRATIONS.c.instance_uuid)))
-        .where(_MIGRATIONS.c.migration_type == EVACUATION,
+        return set()
+    return set(context.connection.execute(
+        sa.select(_INSTANCES.c.display_name).distinct()
+        .select_from(_MIGRATIONS.join(
+            _INSTANCES, _INSTANCES.c.uuid == _MIGRATIONS.c.instance_uuid))
+        .where(_MIGRATIONS.c.deleted == 0,
                _MIGRATIONS.c.source_compute.in_(list(hosts)),
-               _MIGRATIONS.c.status != ERROR,
-               _MIGRATIONS.c.deleted == 0)
-        .group_by(_MIGRATIONS.c.source_compute))
-    return {host: count for host, count in rows}
+               _MIGRATIONS.c.migration_type == EVACUATION)).scalars())
 
 
 @engine.reader

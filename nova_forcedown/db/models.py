@@ -91,6 +91,9 @@ class ComputeNode(Base):
     running_vms = sa.Column(sa.Integer, nullable=True)
     disk_available_least = sa.Column(sa.Integer, nullable=True)
     stats = sa.Column(sa.Text, nullable=True)
+    # The kinds of server the node runs, [[arch, hypervisor type, mode]]
+    # as JSON: '[]' for a driver that runs none, null when not yet said.
+    supported_instances = sa.Column(sa.Text, nullable=True)
 
 
 class Instance(Base):

@@ -32,7 +32,8 @@ _COLUMNS = (
 class ComputeNode(base.NovaForcedownObject):
     # Version 1.0: Initial version; service is loaded with the node, by join
     # Version 2.0: service removed: views read a ComputeNodeRecord instead
-    VERSION = '2.0'
+    # Version 2.1: supported_instances
+    VERSION = '2.1'
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -56,6 +57,8 @@ class ComputeNode(base.NovaForcedownObject):
         'running_vms': fields.IntegerField(nullable=True),
         'disk_available_least': fields.IntegerField(nullable=True),
         'stats': fields.DictOfNullableStringsField(nullable=True),
+        'supported_instances': fields.ListOfListsOfStringsField(
+            nullable=True),
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
         'deleted_at': fields.DateTimeField(nullable=True),
@@ -66,6 +69,9 @@ class ComputeNode(base.NovaForcedownObject):
         for field in _COLUMNS:
             setattr(node, field, getattr(db_node, field))
         node.stats = jsonutils.loads(db_node.stats) if db_node.stats else {}
+        node.supported_instances = (
+            None if db_node.supported_instances is None
+            else jsonutils.loads(db_node.supported_instances))
         node._context = context
         node.obj_reset_changes()
         return node
@@ -98,10 +104,18 @@ class ComputeNode(base.NovaForcedownObject):
         self.updated_at = written['updated_at']
         self.obj_reset_changes()
 
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if target_version == '2.0':
+            primitive.pop('supported_instances', None)
+
     @staticmethod
     def _db_values(changes):
         if 'stats' in changes:
             changes['stats'] = jsonutils.dumps(changes['stats'] or {})
+        if changes.get('supported_instances') is not None:
+            changes['supported_instances'] = jsonutils.dumps(
+                changes['supported_instances'])
         if changes.get('host_ip') is not None:
             changes['host_ip'] = str(changes['host_ip'])
         return changes

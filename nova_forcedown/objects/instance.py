@@ -193,6 +193,11 @@ class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
             cls, Instance, context,
             db_instances.instance_get_all_by_hosts(context, hosts))
 
+    @staticmethod
+    def live_names_among(context, names):
+        """Those of ``names`` a live server has, wherever it is."""
+        return db_instances.live_names_among(context, names)
+
     @classmethod
     def get_by_host(cls, context, host):
         return cls.get_by_hosts(context, [host])

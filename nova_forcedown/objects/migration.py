@@ -65,6 +65,6 @@ def to_clean_up(context, hosts):
     return db_migrations.evacuations_to_clean_up(context, hosts)
 
 
-def evacuated_counts(context, hosts):
-    """{host: servers that left it by evacuation}, each server once."""
-    return db_migrations.evacuated_counts(context, hosts)
+def evacuated_names(context, hosts):
+    """The names of the servers that ever left ``hosts`` by evacuation."""
+    return db_migrations.evacuated_names(context, hosts)

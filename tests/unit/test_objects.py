@@ -5,6 +5,7 @@ from oslotest import base
 
 from nova_forcedown import objects
 from nova_forcedown.objects import base as objects_base
+from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 
@@ -17,7 +18,7 @@ objects.register_all()
 OBJECT_HASHES = {
     'Aggregate': '1.0-a82cfec6f6db60de422f6cbc3e4d62fe',
     'AggregateList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
-    'ComputeNode': '2.0-509d5473a8c7128c9e27ff58ffcddde8',
+    'ComputeNode': '2.1-da6fa87d8cdd36cbc35d1d6569ab4e79',
     'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Flavor': '1.0-d8dc9476457145e8d45a729d64de2f35',
     'FlavorList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
@@ -111,3 +112,14 @@ class TestInstanceCompatibility(base.BaseTestCase):
         copy = type(instance).obj_from_primitive(instance.obj_to_primitive())
         self.assertEqual(instance.network_info, copy.network_info)
         self.assertEqual('r-0a1b2c3d', copy.reservation_id)
+
+
+class TestComputeNodeCompatibility(base.BaseTestCase):
+
+    def test_version_2_0_consumers_get_no_supported_instances(self):
+        node = compute_node_obj.ComputeNode(
+            host='compute1', vcpus=4, supported_instances=[])
+        data = node.obj_to_primitive(
+            target_version='2.0')['nova_forcedown_object.data']
+        self.assertEqual(4, data['vcpus'])
+        self.assertNotIn('supported_instances', data)

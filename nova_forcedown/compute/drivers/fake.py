@@ -213,6 +213,7 @@ class FakeDriver(base.ComputeDriver):
             'disk_available_least': LOCAL_GB - disk_used,
             'current_workload': 0,
             'running_vms': len(guests),
+            'supported_instances': [['x86_64', 'fake', 'hvm']],
             'stats': self._stats(guests),
         }
 

@@ -103,6 +103,9 @@ class LocalDriver(base.ComputeDriver):
             'vcpus_used': 0,
             'current_workload': 0,
             'running_vms': 0,
+            # It reports the machine and runs no server: never a
+            # destination of an evacuation.
+            'supported_instances': [],
             'stats': {'num_instances': '0',
                       'uptime': uptime.format_uptime(uptime.read_seconds())},
         }

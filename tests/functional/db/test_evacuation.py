@@ -17,10 +17,12 @@ from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import migrations as db_migrations
+from nova_forcedown.db import models
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import service as service_obj
 from nova_forcedown.scheduler import host_selection
 from nova_forcedown.servicegroup import api as servicegroup_api
 from tests.fixtures import configuration
@@ -90,6 +92,34 @@ class _EvacuationMixin(_EvacuationBase):
         self.assertEqual(2, placed.count('dst-small'))
         self.assertEqual({'accepted'}, {m.status for m in migrations})
 
+    def test_a_host_whose_driver_runs_no_server_is_never_a_destination(self):
+        # The most room of all, up and enabled: a local driver's machine.
+        service = db_rows.create_service(
+            self.context, host='dst-local', last_seen_up=timeutils.utcnow())
+        db_rows.create_compute_node(
+            self.context, service, 'dst-local.node', memory_mb=512 * GIB,
+            vcpus=64, local_gb=1000, supported_instances=[])
+
+        self.evacuate(self.uuids[0])
+        forced = self.evacuate(self.uuids[1], host='dst-local', force=True)
+        asked = self.evacuate(self.uuids[2], host='dst-local')
+
+        self.assertEqual('dst-big', self.hosts_of(self.uuids[:1])[0])
+        self.assertEqual(['error', 'error'], [forced.status, asked.status])
+        self.assertEqual(['src', 'src'], self.hosts_of(self.uuids[1:3]))
+
+    def test_a_node_that_has_not_said_what_it_runs_may_be_one(self):
+        # Its agent is older than supported_instances: taken as able.
+        service = db_rows.create_service(
+            self.context, host='dst-old', last_seen_up=timeutils.utcnow())
+        db_rows.create_compute_node(
+            self.context, service, 'dst-old.node', memory_mb=512 * GIB,
+            vcpus=64, local_gb=1000, supported_instances=None)
+
+        self.evacuate(self.uuids[0])
+
+        self.assertEqual(['dst-old'], self.hosts_of(self.uuids[:1]))
+
     def test_a_seventh_server_finds_no_host(self):
         for uuid in self.uuids:
             self.evacuate(uuid)
@@ -133,6 +163,43 @@ class _EvacuationMixin(_EvacuationBase):
         self.assertEqual([self.uuids[0]], source.destroyed)
         [migration] = db_migrations.migrations_get_all(self.context)
         self.assertEqual('completed', migration.status)
+
+    def test_a_restarted_fake_agent_never_makes_a_server_again(self):
+        conf = _agent_conf('--hosts', '2', '--instances', '3')
+        compute_agent.Agent(conf, fake_driver.FakeDriver(conf)).register()
+        source = service_obj.Service.get_by_host_and_binary(
+            self.context, 'fake-compute-1', service_obj.COMPUTE_BINARY)
+        source.forced_down = True
+        source.save()
+        moved = self.server_named('fake-compute-1-server-1')
+        self.evacuate(moved.uuid, host='fake-compute-2')
+        restarted = []
+        for purged in (False, True):
+            if purged:
+                # Its migration purged: the server is still known by name.
+                with self.engine.begin() as connection:
+                    connection.execute(models.Migration.__table__.delete())
+            # Restarted, as a simulated host whose agent crashed.
+            compute_agent.Agent(conf, fake_driver.FakeDriver(conf)).register()
+            restarted.append(sorted(
+                (server.display_name, server.host) for server in
+                instance_obj.InstanceList.get_by_hosts(
+                    self.context, ['fake-compute-1', 'fake-compute-2'])))
+
+        expected = sorted(
+            [('fake-compute-1-server-1', 'fake-compute-2')] +
+            [('fake-compute-%d-server-%d' % (host, server),
+              'fake-compute-%d' % host)
+             for host in (1, 2) for server in (1, 2, 3)
+             if (host, server) != (1, 1)])
+        self.assertEqual([expected, expected], restarted)
+
+    def server_named(self, name):
+        [server] = [server for server in
+                    instance_obj.InstanceList.get_by_hosts(
+                        self.context, ['fake-compute-1'])
+                    if server.display_name == name]
+        return server
 
     def test_from_2_95_the_server_ends_stopped(self):
         self.evacuate(self.uuids[0], stop_after=True)
@@ -180,8 +247,8 @@ class _ConcurrentEvacuationsMixin(_EvacuationBase):
                                   placed.count('dst-small')))
 
 
-def _agent_conf():
-    return nf_conf.make_conf(['--driver', 'fake', '--hosts', '1'],
+def _agent_conf(*args):
+    return nf_conf.make_conf(['--driver', 'fake', '--hosts', '1', *args],
                              default_config_files=[],
                              default_config_dirs=[],
                              register_cli=compute_cmd.CLI_OPTS)

@@ -26,6 +26,7 @@ MIGRATIONS = '0008_migrations'
 RPC_SERVER = '0009_services_rpc_server'
 INSTANCE_FAULTS = '0010_instance_faults'
 SERVER_DETAILS = '0011_server_details'
+SUPPORTED_INSTANCES = '0012_supported_instances'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -110,7 +111,8 @@ class MigrationsMixin:
         revisions = _revisions_oldest_first()
         self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS,
                           INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS,
-                          RPC_SERVER, INSTANCE_FAULTS, SERVER_DETAILS],
+                          RPC_SERVER, INSTANCE_FAULTS, SERVER_DETAILS,
+                          SUPPORTED_INSTANCES],
                          revisions)
         for revision in revisions:
             schema.db_sync(self.engine, revision)
