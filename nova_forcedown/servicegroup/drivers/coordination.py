@@ -60,6 +60,12 @@ BACKEND_DOWN = condition_log.Messages(
     ended='Recovered: the coordination backend answers again, after '
           '%(seconds)d s.')
 
+# Words in the names of the errors of tooz's clients that say the backend
+# is out of reach. tooz wraps some of them (ToozConnectionError) but not
+# all: a read on a Redis connection that broke raises redis'
+# ConnectionError.
+_OUTAGE_WORDS = ('Connection', 'Timeout')
+
 HEARTBEATS_DOWN = condition_log.Messages(
     level=logging.WARNING,
     started='Heartbeats to the coordination backend failed (%(error)s); '
@@ -173,12 +179,7 @@ class ToozDriver(base.Driver):
         return pending.result(READ_TIMEOUT - (now - pending.started_at))
 
     def _read_and_keep(self):
-        try:
-            members = self._read_members()
-        except Exception:
-            LOG.exception('Unexpected error reading the members of the '
-                          'coordination backend.')
-            members = None
+        members = self._read_members()
         with self._lock:
             self._members, self._read_at = members, self._clock()
             self._pending = None
@@ -193,15 +194,15 @@ class ToozDriver(base.Driver):
             members = frozenset(self._observer.get_members(GROUP_ID).get())
         except coordination.GroupNotCreated:
             members = frozenset()
-        except tooz.ToozError as exc:
-            failure = exception.first_line(exc) or type(exc).__name__
+        except Exception as exc:  # noqa: any failure leaves it unknown
+            failure = exc
             members = None
         if members is not None:
             self._unreachable.update([])
             return members
         # Logged out of the except block: oslo.log would otherwise append
         # the traceback, repeating what the line says.
-        self._unreachable.update(['backend'], error=failure)
+        self._unreachable.update(['backend'], **_said(failure))
         return None
 
 
@@ -265,14 +266,14 @@ class BackendHeartbeat(periodic.Ticker):
         """Heartbeat every member once; returns True when all succeeded."""
         try:
             self._beat()
-        except tooz.ToozError as exc:
-            failure = exception.first_line(exc) or type(exc).__name__
+        except Exception as exc:  # noqa: said once, retried next tick
+            failure = exc
         else:
             self._failing.update([])
             return True
         self._must_join = True
-        self._failing.update(['backend'], error=failure,
-                             interval=self._interval)
+        self._failing.update(['backend'], interval=self._interval,
+                             **_said(failure))
         return False
 
     def _beat(self):
@@ -300,6 +301,25 @@ class BackendHeartbeat(periodic.Ticker):
             coordinator = get_coordinator(self._conf, member)
             self._coordinators[member] = coordinator
         return coordinator
+
+
+def _said(failure):
+    """How a failure of the backend is logged: one line for an outage.
+
+    Any other error (a bug, a refusal) shows its traceback too, once, when
+    the condition starts.
+    """
+    error = '%s: %s' % (type(failure).__name__,
+                        exception.first_line(failure))
+    return {'error': error,
+            'exc_info': None if _is_outage(failure) else failure}
+
+
+def _is_outage(failure):
+    if isinstance(failure, (tooz.ToozError, OSError)):
+        return True
+    return any(word in cls.__name__ for cls in type(failure).__mro__
+               for word in _OUTAGE_WORDS)
 
 
 def _is_member(coordinator, member):

@@ -128,11 +128,22 @@ class TestRedisFaults(e2e.EndToEndTestCase):
         self.assertLess(max(slowest, more_slowest), BOUND)
         self.assertTrue(recovered, self.agent.log())
 
+    def assertOutageSaidOnce(self, output):
+        """An outage is one WARNING when it starts and one line at its end,
+        never a traceback.
+        """
+        self.assertNotIn('Traceback', output)
+        started = output.count('The coordination backend is unreachable')
+        self.assertLessEqual(started, 1, output)
+        self.assertEqual(started, output.count(
+            'Recovered: the coordination backend answers again'), output)
+
     def test_connections_reset(self):
         self._away_then_back(lambda: self.proxy.cut(tcp_proxy.RESET),
                              self.proxy.restore, 'reset')
         self.assertIn('coordination backend', self.api.output() +
                       self.agent.log())
+        self.assertOutageSaidOnce(self.api.output())
 
     def test_network_lost(self):
         self._away_then_back(lambda: self.proxy.cut(tcp_proxy.BLACKHOLE),
@@ -140,3 +151,6 @@ class TestRedisFaults(e2e.EndToEndTestCase):
 
     def test_redis_restarts_empty(self):
         self._away_then_back(self.redis.stop, self.redis.start, 'restart')
+        # Redis' own ConnectionError, which tooz does not wrap, included.
+        self.assertOutageSaidOnce(self.api.output())
+        self.assertNotIn('Traceback', self.agent.log())
