@@ -247,7 +247,8 @@ def change_compute(context, changes, uuid=None, host=None, limit=None,
     with ``mark_shutdown``, a host now forced down has every server
     marked powered off in the same transaction. Returns (the row as now
     stored, or None when there is no such service; [host_operations
-    changes] of the servers marked, not yet notified).
+    changes] of the servers marked, not yet notified). A change that
+    changes nothing is written (updated_at) but not recorded.
     """
     forcing_down = changes.get('forced_down') is True
     old = db_services.service_lock_compute(
@@ -258,11 +259,14 @@ def change_compute(context, changes, uuid=None, host=None, limit=None,
     if changes.get('forced_down') is False:
         _refuse_force_up_with_evacuations_left(context, old.host)
     new = db_services.service_write_admin(context, old, changes)
-    db_history.history_record(
-        context, old.host, event_of(changes),
-        [db_history.Change(field, getattr(old, field), changes[field])
-         for field in ADMIN_FIELDS if field in changes],
-        service_uuid=old.uuid, now=new.updated_at)
+    changed = [db_history.Change(field, getattr(old, field), changes[field])
+               for field in ADMIN_FIELDS
+               if field in changes and getattr(old, field) != changes[field]]
+    # A change asked again (a fence agent's retry) is no new history.
+    if changed:
+        db_history.history_record(
+            context, old.host, event_of(changes), changed,
+            service_uuid=old.uuid, now=new.updated_at)
     marked = []
     if mark_shutdown and new.forced_down:
         marked = host_operations.mark_servers_shutdown(context, new.host)

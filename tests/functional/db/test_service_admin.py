@@ -88,11 +88,23 @@ class HistoryTestsMixin:
         self.assertEqual(service.updated_at.replace(tzinfo=None),
                          entry.created_at)
 
-    def test_a_change_that_changes_nothing_is_still_recorded(self):
-        _update(self.context, 'compute1', forced_down=False)
+    def test_a_change_that_changes_nothing_is_not_recorded(self):
+        _update(self.context, 'compute1', forced_down=True)
+        # A fence agent's retry: nothing new to record.
+        _update(self.context, 'compute1', forced_down=True)
         entry, = service_history.get_for_host(self.context, 'compute1')
-        self.assertEqual([Change('forced_down', False, False)],
+        self.assertEqual([Change('forced_down', False, True)],
                          service_history.changes(entry))
+
+    def test_only_what_changed_is_recorded(self):
+        _update(self.context, 'compute1', disabled=True,
+                disabled_reason='fenced')
+        _update(self.context, 'compute1', disabled=True,
+                disabled_reason='fenced again')
+        newest, _ = service_history.get_for_host(self.context, 'compute1')
+        self.assertEqual([Change('disabled_reason', 'fenced',
+                                 'fenced again')],
+                         service_history.changes(newest))
 
     def test_an_unknown_host_records_nothing(self):
         self.assertRaises(exception.HostNotFound,
