@@ -1,5 +1,8 @@
 """Request context: who is asking, and the database session they use."""
 
+import getpass
+import os
+
 from oslo_context import context
 from oslo_db.sqlalchemy import enginefacade
 
@@ -29,6 +32,24 @@ def get_admin_context():
     """A context for command-line tools and the agent: admin, no user."""
     return RequestContext(user_id=None, project_id=None, is_admin=True,
                           roles=['admin'], overwrite=False)
+
+
+def get_operator_context():
+    """An admin context for a command an operator runs: as its OS user.
+
+    What the command changes is recorded (service history, instance
+    actions) under that user's login name.
+    """
+    return RequestContext(user_id=_login_name(), project_id=None,
+                          is_admin=True, roles=['admin'], overwrite=False)
+
+
+def _login_name():
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        # No name for this uid (a container's): its number says who.
+        return 'uid-%d' % os.getuid()
 
 
 def make_current(ctx):

@@ -69,7 +69,7 @@ def _db_purge(conf):
             return _fail(PURGE_BAD_BEFORE,
                          'invalid value for --before: %s' % exc)
     schema.check_migrated()
-    context = nf_context.get_admin_context()
+    context = nf_context.get_operator_context()
     if args.dry_run:
         rows = db_purge.count(context, before)
     else:
@@ -179,7 +179,7 @@ def _service_list(conf):
     """Every service but the API ones, with state and status as the API."""
     schema.check_migrated()
     is_up = servicegroup_api.API(conf).liveness()
-    context = nf_context.get_admin_context()
+    context = nf_context.get_operator_context()
     service_zones = zones.ServiceZones.load(context, conf)
     services = service_obj.ServiceList.get_all(context, include_api=False)
     print(_table(SERVICE_COLUMNS, [
@@ -212,7 +212,7 @@ def _update_compute(conf, changes):
     host = conf.command.service_host
     try:
         return service_obj.Service.update_compute(
-            nf_context.get_admin_context(), changes, host=host, conf=conf)
+            nf_context.get_operator_context(), changes, host=host, conf=conf)
     except exception.HostNotFound:
         raise exception.HostBinaryNotFound(
             host=host, binary=service_obj.COMPUTE_BINARY)
@@ -253,7 +253,7 @@ HISTORY_COLUMNS = ('Id', 'Time', 'Event', 'Changes', 'User', 'Project',
 def _service_history(conf):
     """The history of the nova-compute service of HOST, newest first."""
     schema.check_migrated()
-    context = nf_context.get_admin_context()
+    context = nf_context.get_operator_context()
     host = conf.command.service_host
     entries = service_history.get_for_host(context, host,
                                            limit=conf.command.limit)
@@ -312,7 +312,7 @@ def _host_mark_shutdown(conf):
     schema.check_migrated()
     host = conf.command.host_name
     changes = host_operations.mark_shutdown(
-        nf_context.get_admin_context(), host,
+        nf_context.get_operator_context(), host,
         servicegroup_api.API(conf).liveness())
     _print_host_changes(changes, 'Marked %d server(s) of %s shut down.'
                         % (len(changes), host))
@@ -324,7 +324,7 @@ def _host_reset_state(conf):
     host = conf.command.host_name
     state = 'active' if conf.command.active else 'error'
     changes = host_operations.reset_state(
-        nf_context.get_admin_context(), host, state,
+        nf_context.get_operator_context(), host, state,
         servicegroup_api.API(conf).liveness())
     _print_host_changes(changes, 'Reset %d server(s) of %s to %s.'
                         % (len(changes), host, state))
@@ -375,7 +375,7 @@ def _aggregate_list(conf):
     """Every aggregate, its zone, hosts and other metadata, by id."""
     schema.check_migrated()
     aggregates = aggregate_obj.AggregateList.get_all(
-        nf_context.get_admin_context())
+        nf_context.get_operator_context())
     print(_table(AGGREGATE_COLUMNS,
                  [_aggregate_row(aggregate) for aggregate in aggregates]))
 
@@ -407,7 +407,7 @@ def _flavor_list(conf):
     """Every flavor, public and private, in flavorid order."""
     schema.check_migrated()
     flavors = flavor_obj.FlavorList.get_all(
-        nf_context.get_admin_context(), flavor_obj.Filters(is_public=None))
+        nf_context.get_operator_context(), flavor_obj.Filters(is_public=None))
     print(_table(FLAVOR_COLUMNS, [
         (flavor.flavorid, flavor.name, flavor.memory_mb, flavor.root_gb,
          flavor.ephemeral_gb, flavor.vcpus, flavor.is_public)
@@ -418,7 +418,7 @@ def _flavor_create(conf):
     schema.check_migrated()
     args = conf.command
     flavor = flavor_obj.Flavor.create(
-        nf_context.get_admin_context(), args.flavor_name, args.ram,
+        nf_context.get_operator_context(), args.flavor_name, args.ram,
         args.vcpus, args.disk, flavorid=args.flavor_id,
         is_public=not args.private)
     print('Flavor %s created with ID %s.' % (flavor.name, flavor.flavorid))
@@ -469,7 +469,7 @@ def _availability_zone_list(conf):
     """Every zone and its enabled services, as the API's detail shows."""
     schema.check_migrated()
     servicegroup = servicegroup_api.API(conf)
-    context = nf_context.get_admin_context()
+    context = nf_context.get_operator_context()
     services = service_obj.ServiceList.get_records(context)
     listed = zones.ServiceZones.load(context, conf).availability_zones(
         services, servicegroup.liveness())
