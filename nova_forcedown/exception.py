@@ -3,7 +3,8 @@
 Each error a request can meet derives from one of the categories below
 (NotFound, Invalid, Conflict, Forbidden, DatabaseUnavailable); the API maps
 the categories to status codes in one table, ``api.fault.STATUS_OF``. The
-rest stop a process at start-up (DatabaseNotMigrated).
+rest stop a process at start-up (DatabaseNotMigrated,
+DatabaseDriverMissing).
 """
 
 
@@ -283,6 +284,13 @@ class FlavorIdExists(Conflict):
 class FlavorExtraSpecUpdateCreateFailed(Conflict):
     msg_fmt = ('Flavor %(id)s extra spec cannot be updated or created after '
                '%(retries)d retries.')
+
+
+class DatabaseDriverMissing(NovaForcedownException):
+    """A stop at start-up: the database URL needs a driver not installed."""
+    msg_fmt = ("the %(backend)s driver (Python module %(module)s) is not "
+               "installed: pip install 'nova-forcedown[%(extra)s]' (from a "
+               "checkout: pip install '.[%(extra)s]')")
 
 
 class DatabaseUnavailable(NovaForcedownException):

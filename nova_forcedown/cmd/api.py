@@ -33,15 +33,32 @@ from nova_forcedown.wsgi import worker
 
 LOG = logging.getLogger(__name__)
 PROG = 'nova-forcedown-api'
+DESCRIPTION = 'Serve the Nova-compatible compute API.'
+# What keystonemiddleware needs to validate tokens and to tell clients
+# where to get one.
+KEYSTONE_NEEDS = ('www_authenticate_uri', 'auth_type')
 
 
 def _server_arguments(argv):
-    """Split off --dev, --host and --port; the rest is oslo.config's."""
+    """Split off --dev, --host and --port; the rest is oslo.config's.
+
+    ``--help`` shows these three first, then oslo.config's options.
+    """
     parser = argparse.ArgumentParser(prog=PROG, add_help=False)
-    parser.add_argument('--dev', action='store_true')
-    parser.add_argument('--host')
-    parser.add_argument('--port', type=int)
-    return parser.parse_known_args(argv)
+    parser.add_argument('--dev', action='store_true',
+                        help='Development mode: SQLite under state_path, '
+                             'migrations applied on start, noauth2, '
+                             '127.0.0.1:8774, the classic flavors. Not for '
+                             'production.')
+    parser.add_argument('--host', metavar='ADDR',
+                        help='Address to listen on (overrides [wsgi] '
+                             'host).')
+    parser.add_argument('--port', type=int,
+                        help='Port to listen on (overrides [wsgi] port).')
+    server_args, rest = parser.parse_known_args(argv)
+    if '-h' in rest or '--help' in rest:
+        print(parser.format_help().replace('options:', 'server options:'))
+    return server_args, rest
 
 
 class StartupError(Exception):
@@ -52,6 +69,28 @@ def _dev_defaults(conf):
     conf.set_default('sync_on_startup', True, group='database')
     conf.set_default('auth_strategy', 'noauth2', group='api')
     conf.set_default('host', '127.0.0.1', group='wsgi')
+
+
+def _check_keystone(conf):
+    """Refuse Keystone auth without the settings it needs to work.
+
+    Without them keystonemiddleware answers every request 500.
+    """
+    if conf.api.auth_strategy != 'keystone':
+        return
+    # Imported here, as deploy.py does: only Keystone auth needs it.
+    from keystonemiddleware import auth_token
+    for group, group_opts in auth_token.list_opts():
+        conf.register_opts(group_opts, group=group)
+    missing = [name for name in KEYSTONE_NEEDS
+               if not conf.keystone_authtoken[name]]
+    if missing:
+        raise StartupError(
+            'auth_strategy is keystone, but [keystone_authtoken] has no %s: '
+            'set them and the auth plugin\'s options (auth_url, username, '
+            '...; etc/nova_forcedown/nova_forcedown-keystone-dev.conf shows '
+            'them), or try it out with --dev (noauth2)'
+            % ' and no '.join(missing))
 
 
 def _bind_address(conf, server_args):
@@ -146,7 +185,7 @@ def gunicorn_options(conf, host, port):
 
 
 def _load(argv, server_args):
-    conf = nf_conf.make_conf(argv, validate=False)
+    conf = nf_conf.make_conf(argv, validate=False, description=DESCRIPTION)
     if server_args.dev:
         _dev_defaults(conf)
     nf_conf.validate_conf(conf)
@@ -159,12 +198,17 @@ def main(argv=None):
     conf = None
     try:
         conf = _load(argv, server_args)
+        logging.set_defaults(
+            default_log_levels=logging.get_default_log_levels() +
+            [db_engine.QUIET_CONNECTION_RETRIES])
         logging.setup(conf, 'nova_forcedown')
         host, port = _bind_address(conf, server_args)
+        _check_keystone(conf)
         if conf.api.auth_strategy == 'noauth2' and not _is_loopback(host):
             raise StartupError('auth_strategy noauth2 is refused on the '
                                'non-loopback address %s' % host)
         _check_bind(host, port)
+        db_engine.fail_at_once_at_start(conf)
         schema.prepare(conf)
         flavors = _dev_flavors() if server_args.dev else []
         app = deploy.load_app(conf)

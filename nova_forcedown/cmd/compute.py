@@ -29,6 +29,9 @@ from nova_forcedown import objects
 
 LOG = logging.getLogger(__name__)
 
+DESCRIPTION = ('Register compute hosts (this machine, or simulated ones) '
+               'and heartbeat them; carry out their servers\' tasks.')
+
 CLI_OPTS = [
     cfg.StrOpt('driver', default='local',
                help='Compute driver: "local" reports this machine, "fake" '
@@ -84,7 +87,8 @@ _STARTUP_ERRORS = (exception.NovaForcedownException, stevedore_exc.NoMatches,
 
 def main(argv=None):
     try:
-        conf = nf_conf.make_conf(argv, register_cli=CLI_OPTS)
+        conf = nf_conf.make_conf(argv, register_cli=CLI_OPTS,
+                                 description=DESCRIPTION)
     except cfg.Error as exc:
         _error(exc)
         return 2
@@ -143,7 +147,7 @@ def _tries_at_start(conf):
     which SIGTERM ends at once; oslo.db itself tries once.
     """
     tries = conf.database.max_retries
-    conf.set_override('max_retries', 1, group='database')
+    db_engine.try_once_at_start(conf)
     return None if tries == -1 else max(1, tries)
 
 

@@ -435,7 +435,8 @@ def _add_flavor_parsers(subparsers):
     create.add_argument('flavor_name', metavar='NAME')
     create.add_argument('--ram', type=_positive, required=True,
                         help='Memory in MB.')
-    create.add_argument('--vcpus', type=_positive, required=True)
+    create.add_argument('--vcpus', type=_positive, required=True,
+                        help='Virtual CPUs.')
     create.add_argument('--disk', type=_non_negative, required=True,
                         help='Root disk in GB.')
     create.add_argument('--id', dest='flavor_id',
@@ -543,21 +544,26 @@ def _add_parsers(subparsers):
     _add_notifications_parsers(subparsers)
 
 
+DESCRIPTION = ('Administer the database, services, hosts, aggregates, zones '
+               'and flavors without the API.')
 COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
                                 handler=_add_parsers)
 
 
 def main(argv=None):
     try:
-        conf = nf_conf.make_conf(argv, register_cli=[COMMAND_OPT])
+        conf = nf_conf.make_conf(argv, register_cli=[COMMAND_OPT],
+                                 description=DESCRIPTION)
     except cfg.Error as exc:
         print('nova-forcedown-manage: %s' % exc, file=sys.stderr)
         return 2
     logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
-                         ['alembic=WARN'])
+                         ['alembic=WARN',
+                          db_engine.QUIET_CONNECTION_RETRIES])
     logging.setup(conf, 'nova_forcedown')
     objects.register_all()
     try:
+        db_engine.fail_at_once_at_start(conf)
         db_engine.configure(conf)
         notifications.configure(conf)
         code = conf.command.func(conf)

@@ -25,6 +25,8 @@ from nova_forcedown import policy
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
+DESCRIPTION = ('Check that the database, its schema and the policy file '
+               'are ready before the services start.')
 
 
 class UpgradeChecks(upgradecheck.UpgradeCommands):
@@ -118,7 +120,8 @@ def _command_opt(checks):
 def main(argv=None):
     checks = UpgradeChecks(conf=None)
     try:
-        conf = nf_conf.make_conf(argv, register_cli=[_command_opt(checks)])
+        conf = nf_conf.make_conf(argv, register_cli=[_command_opt(checks)],
+                                 description=DESCRIPTION)
     except cfg.Error as exc:
         print('nova-forcedown-status: %s' % exc, file=sys.stderr)
         return Code.FAILURE

@@ -14,6 +14,8 @@ import time
 from oslo_log import log as logging
 from oslo_utils import timeutils
 from stevedore import driver as stevedore_driver
+from stevedore import exception as stevedore_exc
+from stevedore import extension as stevedore_extension
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute import manager as compute_manager
@@ -57,10 +59,20 @@ NODES_GONE = condition_log.Messages(
 
 
 def load_driver(conf):
-    """The compute driver named by ``--driver``."""
-    return stevedore_driver.DriverManager(
-        driver_base.DRIVER_NAMESPACE, conf.driver, invoke_on_load=True,
-        invoke_args=(conf,)).driver
+    """The compute driver named by ``--driver``.
+
+    An unknown name is an Invalid that lists the installed drivers.
+    """
+    try:
+        return stevedore_driver.DriverManager(
+            driver_base.DRIVER_NAMESPACE, conf.driver, invoke_on_load=True,
+            invoke_args=(conf,)).driver
+    except stevedore_exc.NoMatches:
+        installed = stevedore_extension.ExtensionManager(
+            driver_base.DRIVER_NAMESPACE).names()
+        raise exception.Invalid(
+            'unknown driver %r: --driver takes one of %s' % (
+                conf.driver, ', '.join(sorted(installed))))
 
 
 def topic_of(binary):

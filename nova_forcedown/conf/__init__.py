@@ -29,12 +29,13 @@ def register_opts(conf):
 
 
 def make_conf(args=None, default_config_files=None, default_config_dirs=None,
-              register_cli=(), validate=True):
+              register_cli=(), validate=True, description=None):
     """Build, parse and validate a private ConfigOpts.
 
     ``args`` are command-line arguments (``--config-file`` and friends);
     ``None`` reads ``sys.argv``. ``register_cli`` are a command's own
-    command-line options. Invalid values raise ``cfg.Error`` naming the option.
+    command-line options; ``description``, what the command does, heads
+    its ``--help``. Invalid values raise ``cfg.Error`` naming the option.
     """
     conf = cfg.ConfigOpts()
     register_opts(conf)
@@ -42,7 +43,7 @@ def make_conf(args=None, default_config_files=None, default_config_dirs=None,
     conf.register_cli_opts(register_cli)
     conf(args, project=PROJECT,
          default_config_files=default_config_files,
-         default_config_dirs=default_config_dirs)
+         default_config_dirs=default_config_dirs, description=description)
     if validate:
         validate_conf(conf)
     return conf

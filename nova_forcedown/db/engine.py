@@ -82,9 +82,38 @@ def write_first(connection):
 POOL_TIMEOUT = 10
 CONNECT_TIMEOUT = 5
 
+# The extra of the package that installs the driver of a backend
+# (setup.cfg's [extras]).
+DRIVER_EXTRAS = {'postgresql': 'postgresql', 'mysql': 'mysql'}
+
 # Backends of a database server, whose drivers take ``connect_timeout`` as
 # a URL parameter.
 _SERVER_BACKENDS = ('postgresql', 'mysql')
+
+
+# oslo.db's line for each failed first connection; the commands say it
+# once, in their own words.
+QUIET_CONNECTION_RETRIES = 'oslo_db.sqlalchemy.engines=ERROR'
+
+
+def try_once_at_start(conf):
+    """Make oslo.db's first connection one try, on every backend.
+
+    oslo.db retries a refused MySQL connection for 100 s ([database]
+    max_retries x retry_interval) but not a refused PostgreSQL one. The
+    agent waits for its database in its own loop, paced by those options.
+    """
+    conf.set_override('max_retries', 1, group='database')
+
+
+def fail_at_once_at_start(conf):
+    """One try, no wait, on every backend.
+
+    The API and the manage command stop within the connect timeout when
+    the database does not answer.
+    """
+    try_once_at_start(conf)
+    conf.set_override('retry_interval', 0, group='database')
 
 
 def configure(conf, manager=None):
@@ -93,10 +122,28 @@ def configure(conf, manager=None):
     The directory of an SQLite file is created when missing, so the default
     database under ``state_path`` works on a fresh machine.
     """
+    _check_driver(conf.database.connection)
     _server_timeouts(conf)
     settings = _database_settings(conf)
     _ensure_sqlite_directory(settings.get('connection'))
     (manager or context_manager).configure(**settings)
+
+
+def _check_driver(connection):
+    """Refuse a URL whose DB-API driver is not installed.
+
+    The error names the package extra that installs it.
+    """
+    if not connection:
+        return
+    url = sa.engine.make_url(connection)
+    try:
+        url.get_dialect().import_dbapi()
+    except ImportError as exc:
+        backend = url.get_backend_name()
+        raise exception.DatabaseDriverMissing(
+            module=exc.name or url.drivername, backend=backend,
+            extra=DRIVER_EXTRAS.get(backend, backend))
 
 
 def _server_timeouts(conf):

@@ -9,7 +9,8 @@ from nova_forcedown.api import fault
 from nova_forcedown import exception
 
 # Errors that stop a process at start-up and never reach a request.
-STARTUP_ONLY = (exception.DatabaseNotMigrated,)
+STARTUP_ONLY = (exception.DatabaseNotMigrated,
+                exception.DatabaseDriverMissing)
 
 
 def _domain_errors():

@@ -1,0 +1,134 @@
+"""What the commands say when they cannot start: one line that says what
+to do, a non-zero exit, never a traceback.
+
+Each runs as a real process, as an operator runs it. A missing database
+driver is a package on the path whose import fails, as it fails where the
+driver is not installed.
+"""
+
+import os
+
+import fixtures
+from oslotest import base
+
+from tests.fixtures import processes
+
+SCRIPTS = ('nova-forcedown-api', 'nova-forcedown-compute',
+           'nova-forcedown-manage')
+# A driver that is not there: importing it fails as a missing module does.
+_MISSING_MODULE = ("raise ModuleNotFoundError(\"No module named '%s'\", "
+                   "name='%s')\n")
+
+
+class StartUpErrorTestCase(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.home = {'HOME': self.directory}
+
+    def config(self, text):
+        return processes.write_config(self.directory, text)
+
+    def run_script(self, name, *argv, env=None):
+        return processes.run([processes.script(name), *argv],
+                             env=dict(self.home, **(env or {})))
+
+    def assertOneLine(self, result, *expected):
+        self.assertNotEqual(0, result.returncode)
+        self.assertNotIn('Traceback', result.stdout + result.stderr)
+        lines = [line for line in result.stderr.splitlines()
+                 if not line.startswith('20')]
+        self.assertEqual(1, len(lines), result.stderr)
+        for text in expected:
+            self.assertIn(text, lines[0])
+
+
+class TestHelp(StartUpErrorTestCase):
+
+    def test_every_command_says_what_it_does(self):
+        for name, words in (('nova-forcedown-api', 'compute API'),
+                            ('nova-forcedown-compute', 'heartbeat'),
+                            ('nova-forcedown-manage', 'Administer'),
+                            ('nova-forcedown-status', 'ready')):
+            result = self.run_script(name, '--help')
+            self.assertEqual(0, result.returncode, result.stderr)
+            self.assertIn(words, result.stdout, name)
+
+    def test_api_help_shows_its_server_options(self):
+        result = self.run_script('nova-forcedown-api', '--help')
+        for option in ('--dev', '--host ADDR', '--port PORT',
+                       '--config-file'):
+            self.assertIn(option, result.stdout)
+
+    def test_an_unknown_driver_lists_the_installed_ones(self):
+        result = self.run_script('nova-forcedown-compute', '--driver',
+                                 'libvirt')
+        self.assertOneLine(result, "unknown driver 'libvirt'",
+                           '--driver takes one of fake, local')
+
+
+class TestKeystoneSettings(StartUpErrorTestCase):
+
+    def test_keystone_auth_without_its_settings_does_not_start(self):
+        # No config at all and no --dev: Keystone auth, with nothing to
+        # validate tokens with.
+        result = self.run_script('nova-forcedown-api', '--port', '1')
+        self.assertOneLine(
+            result, 'auth_strategy is keystone',
+            '[keystone_authtoken] has no www_authenticate_uri and no '
+            'auth_type', '--dev')
+
+
+class TestDatabaseAway(StartUpErrorTestCase):
+    """Nothing listens on port 1: each backend is refused at once.
+
+    oslo.db alone would retry MySQL for 100 s and PostgreSQL not at all;
+    both now stop after one try (processes.run gives up after 60 s).
+    """
+
+    def _check(self, url):
+        config = self.config('[api]\nauth_strategy = noauth2\n'
+                             '[database]\nconnection = %s\n' % url)
+        for argv in (('nova-forcedown-api', '--port', '0'),
+                     ('nova-forcedown-manage', 'db', 'version')):
+            result = self.run_script(argv[0], '--config-file', config,
+                                     *argv[1:])
+            self.assertOneLine(result, 'cannot use the database at',
+                               'Connection refused')
+
+    def test_mysql(self):
+        self._check('mysql+pymysql://root@127.0.0.1:1/nova')
+
+    def test_postgresql(self):
+        self._check('postgresql+psycopg2://postgres@127.0.0.1:1/nova')
+
+
+class TestMissingDatabaseDriver(StartUpErrorTestCase):
+
+    def _without(self, module):
+        path = os.path.join(self.directory, 'shadow', module)
+        os.makedirs(path)
+        with open(os.path.join(path, '__init__.py'), 'w') as init:
+            init.write(_MISSING_MODULE % (module, module))
+        return {'PYTHONPATH': os.path.dirname(path)}
+
+    def _check(self, url, module, extra):
+        config = self.config('[api]\nauth_strategy = noauth2\n'
+                             '[database]\nconnection = %s\n' % url)
+        env = self._without(module)
+        for name in SCRIPTS:
+            argv = ['--config-file', config]
+            if name == 'nova-forcedown-manage':
+                argv += ['db', 'version']
+            result = self.run_script(name, *argv, env=env)
+            self.assertOneLine(
+                result, "pip install 'nova-forcedown[%s]'" % extra, module)
+
+    def test_postgresql_names_its_extra(self):
+        self._check('postgresql+psycopg2://nova@127.0.0.1/nova', 'psycopg2',
+                    'postgresql')
+
+    def test_mysql_names_its_extra(self):
+        self._check('mysql+pymysql://nova@127.0.0.1/nova', 'pymysql',
+                    'mysql')
