@@ -129,8 +129,9 @@ class TestRedisFaults(e2e.EndToEndTestCase):
         self.assertTrue(recovered, self.agent.log())
 
     def assertOutageSaidOnce(self, output):
-        """An outage is one WARNING when it starts and one line at its end,
-        never a traceback.
+        """An outage is one WARNING at its start and one line at its end.
+
+        Never a traceback.
         """
         self.assertNotIn('Traceback', output)
         started = output.count('The coordination backend is unreachable')
