@@ -28,8 +28,19 @@ extensions = [
     'oslo_policy.sphinxext',
     'oslo_policy.sphinxpolicygen',
     'os_api_ref',
+    'openstackdocstheme',
     'architecture_map',
 ]
+
+# openstackdocstheme, the theme of every OpenStack project; os-api-ref's
+# microversion selector and expand buttons need the jQuery and Bootstrap
+# it brings. The project is not hosted on opendev.org: no repository
+# name, so no "edit on opendev" or bug links to a project that is not
+# there; the version is the package's own, not a series.
+openstackdocs_repo_name = ''
+openstackdocs_auto_name = False
+openstackdocs_auto_version = False
+openstackdocs_pdf_link = False
 
 # os-api-ref: the API reference (doc/source/api) is written with its
 # rest_method / rest_parameters / rest_status_code directives. The
@@ -48,12 +59,17 @@ sample_policy_basename = '_static/nova_forcedown'
 master_doc = 'index'
 source_suffix = {'.rst': 'restructuredtext'}
 exclude_patterns = ['_build']
-pygments_style = 'sphinx'
 
-html_theme = 'alabaster'
+html_theme = 'openstackdocs'
+templates_path = ['_templates']
 html_static_path = ['_static']
+html_css_files = ['nova_forcedown.css']
 html_title = 'nova-forcedown'
 html_theme_options = {
-    'description': 'Mark failed compute hosts down at once; see hypervisor '
-                   'status.',
+    # No Google Analytics and no OpenStack badge: these pages are read
+    # from a checkout or an operator's own site. _templates/ replaces the
+    # theme's links to the OpenStack Foundation's sites.
+    'analytics_tracking_code': '',
+    'display_badge': False,
+    'root_title': 'nova-forcedown',
 }
