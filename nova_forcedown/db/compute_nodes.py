@@ -180,10 +180,10 @@ def compute_node_statistics(context):
                     (int(value) for value in row)))
 
 
-# The columns of a compute node a placement needs.
 # What a node whose driver runs no server writes as supported_instances.
 NO_SERVERS = '[]'
 
+# The columns of a compute node a placement needs.
 NodeCapacity = collections.namedtuple('NodeCapacity', (
     'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
 
