@@ -4,7 +4,7 @@ Each error a request can meet derives from one of the categories below
 (NotFound, Invalid, Conflict, Forbidden, DatabaseUnavailable); the API maps
 the categories to status codes in one table, ``api.fault.STATUS_OF``. The
 rest stop a process at start-up (DatabaseNotMigrated,
-DatabaseDriverMissing).
+DatabaseDriverMissing and DatabaseDriverNotOurs).
 """
 
 
@@ -291,6 +291,13 @@ class DatabaseDriverMissing(NovaForcedownException):
     msg_fmt = ("the %(backend)s driver (Python module %(module)s) is not "
                "installed: pip install 'nova-forcedown[%(extra)s]' (from a "
                "checkout: pip install '.[%(extra)s]')")
+
+
+class DatabaseDriverNotOurs(DatabaseDriverMissing):
+    """A stop at start-up: the URL names a driver the extras do not give."""
+    msg_fmt = ("%(scheme)s:// needs the Python module %(module)s, which is "
+               "not installed: write %(ours)s:// in [database] connection, "
+               "the driver of pip install 'nova-forcedown[%(extra)s]'")
 
 
 class DatabaseUnavailable(NovaForcedownException):

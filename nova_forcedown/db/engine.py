@@ -85,6 +85,11 @@ CONNECT_TIMEOUT = 5
 # The extra of the package that installs the driver of a backend
 # (setup.cfg's [extras]).
 DRIVER_EXTRAS = {'postgresql': 'postgresql', 'mysql': 'mysql'}
+# The URL scheme naming the driver each extra installs. A bare
+# ``postgresql://`` or ``mysql://`` means SQLAlchemy's default driver
+# (psycopg 3, mysqlclient), which the extras do not install.
+EXTRA_DRIVERS = {'postgresql': 'postgresql+psycopg2',
+                 'mysql': 'mysql+pymysql'}
 
 # Backends of a database server, whose drivers take ``connect_timeout`` as
 # a URL parameter.
@@ -141,8 +146,14 @@ def _check_driver(connection):
         url.get_dialect().import_dbapi()
     except ImportError as exc:
         backend = url.get_backend_name()
+        module = exc.name or url.drivername
+        scheme = EXTRA_DRIVERS.get(backend)
+        if scheme and url.drivername != scheme:
+            raise exception.DatabaseDriverNotOurs(
+                scheme=url.drivername, module=module, ours=scheme,
+                extra=DRIVER_EXTRAS[backend])
         raise exception.DatabaseDriverMissing(
-            module=exc.name or url.drivername, backend=backend,
+            module=module, backend=backend,
             extra=DRIVER_EXTRAS.get(backend, backend))
 
 

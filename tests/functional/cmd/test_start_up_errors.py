@@ -113,7 +113,7 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
             init.write(_MISSING_MODULE % (module, module))
         return {'PYTHONPATH': os.path.dirname(path)}
 
-    def _check(self, url, module, extra):
+    def _check(self, url, module, advice):
         config = self.config('[api]\nauth_strategy = noauth2\n'
                              '[database]\nconnection = %s\n' % url)
         env = self._without(module)
@@ -121,14 +121,25 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
             argv = ['--config-file', config]
             if name == 'nova-forcedown-manage':
                 argv += ['db', 'version']
+            elif name == 'nova-forcedown-api':
+                argv += ['--port', '0']
             result = self.run_script(name, *argv, env=env)
-            self.assertOneLine(
-                result, "pip install 'nova-forcedown[%s]'" % extra, module)
+            self.assertOneLine(result, advice, module)
 
     def test_postgresql_names_its_extra(self):
         self._check('postgresql+psycopg2://nova@127.0.0.1/nova', 'psycopg2',
-                    'postgresql')
+                    "pip install 'nova-forcedown[postgresql]'")
 
     def test_mysql_names_its_extra(self):
         self._check('mysql+pymysql://nova@127.0.0.1/nova', 'pymysql',
-                    'mysql')
+                    "pip install 'nova-forcedown[mysql]'")
+
+    def test_a_bare_scheme_is_told_to_name_the_driver(self):
+        # SQLAlchemy's default drivers (psycopg 3, mysqlclient) are not the
+        # ones the extras install: installing the extra would not help.
+        for url, module, ours in (
+                ('postgresql://nova@127.0.0.1/nova', 'psycopg',
+                 'postgresql+psycopg2://'),
+                ('mysql://nova@127.0.0.1/nova', 'MySQLdb',
+                 'mysql+pymysql://')):
+            self._check(url, module, ours)
