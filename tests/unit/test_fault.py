@@ -10,7 +10,8 @@ from nova_forcedown import exception
 
 # Errors that stop a process at start-up and never reach a request.
 STARTUP_ONLY = (exception.DatabaseNotMigrated,
-                exception.DatabaseDriverMissing)
+                exception.DatabaseDriverMissing,
+                exception.DatabaseDriverNotOurs)
 
 
 def _domain_errors():
