@@ -91,6 +91,19 @@ def _check_keystone(conf):
             '...; etc/nova_forcedown/nova_forcedown-keystone-dev.conf shows '
             'them), or try it out with --dev (noauth2)'
             % ' and no '.join(missing))
+    _check_auth_plugin(conf)
+
+
+def _check_auth_plugin(conf):
+    """Refuse an auth plugin keystoneauth1 cannot build from the file."""
+    from keystoneauth1 import exceptions as ks_exceptions
+    from keystoneauth1 import loading as ks_loading
+    try:
+        ks_loading.load_auth_from_conf_options(conf, 'keystone_authtoken')
+    except ks_exceptions.AuthPluginException as exc:
+        raise StartupError(
+            '[keystone_authtoken] auth_type %s: %s'
+            % (conf.keystone_authtoken.auth_type, exc))
 
 
 def _bind_address(conf, server_args):

@@ -79,6 +79,16 @@ class TestKeystoneSettings(StartUpErrorTestCase):
             '[keystone_authtoken] has no www_authenticate_uri and no '
             'auth_type', '--dev')
 
+    def test_an_auth_plugin_without_its_options_does_not_start(self):
+        config = self.config(
+            '[keystone_authtoken]\n'
+            'www_authenticate_uri = http://127.0.0.1:5000/v3\n'
+            'auth_type = password\n')
+        result = self.run_script('nova-forcedown-api', '--config-file',
+                                 config, '--port', '1')
+        self.assertOneLine(result, 'auth_type password',
+                           'not given: auth_url')
+
 
 class TestDatabaseAway(StartUpErrorTestCase):
     """Nothing listens on port 1: each backend is refused at once.
