@@ -130,8 +130,11 @@ def main(argv=None):
     # conf, which only its own main() sets; point it at ours.
     upgradecheck.CONF = conf
     logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
-                         ['alembic=WARN'])
+                         ['alembic=WARN',
+                          db_engine.QUIET_CONNECTION_RETRIES])
     logging.setup(conf, 'nova_forcedown')
+    # A check answers about the database as it is now: one try, no wait.
+    db_engine.fail_at_once_at_start(conf)
     db_engine.configure(conf)
     return upgradecheck.run(conf)
 

@@ -114,8 +114,8 @@ def try_once_at_start(conf):
 def fail_at_once_at_start(conf):
     """One try, no wait, on every backend.
 
-    The API and the manage command stop within the connect timeout when
-    the database does not answer.
+    The API, the manage and the status commands stop within the connect
+    timeout when the database does not answer.
     """
     try_once_at_start(conf)
     conf.set_override('retry_interval', 0, group='database')

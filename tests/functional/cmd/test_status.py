@@ -49,6 +49,20 @@ class TestUpgradeCheck(base.BaseTestCase):
         codes = {c['check']: c['result'] for c in report['checks']}
         return result.returncode, codes
 
+    def test_a_database_away_fails_at_once(self):
+        # Nothing listens on port 1. oslo.db alone retries MySQL for 100 s
+        # per check; the checks answer within the connect timeout.
+        with open(self.config_file, 'a') as conf:
+            conf.write('[database]\n'
+                       'connection = mysql+pymysql://root@127.0.0.1:1/nova\n')
+        result = subprocess.run(
+            [sys.executable, '-m', 'nova_forcedown.cmd.status',
+             '--config-file', self.config_file, 'upgrade', 'check'],
+            capture_output=True, text=True, timeout=30)
+        self.assertEqual(FAILURE, result.returncode)
+        self.assertIn('Connection refused', result.stdout)
+        self.assertNotIn('Traceback', result.stdout + result.stderr)
+
     def test_empty_database_fails(self):
         code, checks = self._check()
         self.assertEqual(FAILURE, code)
