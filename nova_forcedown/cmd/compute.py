@@ -8,9 +8,7 @@ restarted during an outage comes up when the database does.
 """
 
 import itertools
-import signal
 import sys
-import threading
 
 from oslo_config import cfg
 from oslo_db import exception as db_exc
@@ -20,6 +18,7 @@ from stevedore import exception as stevedore_exc
 
 from nova_forcedown.compute import agent as compute_agent
 from nova_forcedown import condition_log
+from nova_forcedown import cmd
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
@@ -96,7 +95,7 @@ def main(argv=None):
                          ['alembic=WARN', 'stevedore=ERROR'])
     logging.setup(conf, 'nova_forcedown')
     objects.register_all()
-    stop = _stop_on_signals()
+    stop = cmd.stop_on_signals()
     try:
         agent = _start(conf, stop)
     except _STARTUP_ERRORS as exc:
@@ -111,18 +110,6 @@ def main(argv=None):
 
 def _error(message):
     print('nova-forcedown-compute: %s' % message, file=sys.stderr)
-
-
-def _stop_on_signals():
-    """An event that SIGTERM and SIGINT set."""
-    stop = threading.Event()
-
-    def handler(signum, frame):
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, handler)
-    return stop
 
 
 def _start(conf, stop):

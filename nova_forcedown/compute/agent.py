@@ -112,6 +112,9 @@ class Agent:
         self._rebuilds_lock = threading.Lock()
         self.services = []
         self.nodes = []
+        # Hosts the driver said were switched off, and its guard.
+        self._off = set()
+        self._off_lock = threading.Lock()
 
     @property
     def task_runner(self):
@@ -287,7 +290,7 @@ class Agent:
             [service.host for service in self.services], self._conf,
             self._clock, told=told, on_rebuilt=self._rebuilt)
         self._heartbeat = self._servicegroup.join(
-            *self.services, along=self.with_heartbeat)
+            *self.services, along=self.with_heartbeat, alive=self.powered)
         self._tasks.start()
         if told:
             self._listener = compute_manager.Listener(
@@ -303,6 +306,29 @@ class Agent:
             self._tasks.stop(timeout)
         if self._heartbeat is not None:
             self._heartbeat.stop(timeout)
+
+    def powered(self, service):
+        """Whether the host of ``service`` has power, so heartbeats.
+
+        A host switched on again boots as after an agent restart: the
+        copies of the servers evacuated away from it meanwhile are removed
+        and those evacuations completed.
+        """
+        host = service.host
+        on = self._driver.powered(host)
+        with self._off_lock:
+            changed = on == (host in self._off)
+            if on:
+                self._off.discard(host)
+            else:
+                self._off.add(host)
+        if changed and not on:
+            LOG.warning('Host %s has no power: it runs nothing and no '
+                        'longer heartbeats.', host)
+        elif changed:
+            LOG.info('Host %s has power again: it boots.', host)
+            self.clean_up_evacuated([host])
+        return on
 
     def with_heartbeat(self, context):
         """The agent's other periodic database work, in a heartbeat's.

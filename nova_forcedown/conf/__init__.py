@@ -12,13 +12,14 @@ from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
+from nova_forcedown.conf import monitor
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
 from nova_forcedown.conf import quota
 from nova_forcedown.conf import wsgi
 
 _GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
-                  coordination, quota)
+                  coordination, quota, monitor)
 
 PROJECT = 'nova_forcedown'
 
@@ -55,7 +56,11 @@ def validate_conf(conf):
     Also raises service_down_time above report_interval when needed, and
     sizes the database pool for the WSGI threads.
     """
-    for group, group_opts in opts.list_opts():
+    host_groups = monitor.register_host_sections(conf)
+    for group, group_opts in opts.list_opts() + [
+            (group, monitor.HOST_OPTS) for group in host_groups]:
+        if group == monitor.HOST_GROUP_TEMPLATE:
+            continue
         section = conf if group == 'DEFAULT' else conf[group]
         for opt in group_opts:
             getattr(section, opt.dest)

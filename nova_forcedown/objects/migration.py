@@ -29,6 +29,13 @@ def get_all(context, **filters):
     return db_migrations.migrations_get_all(context, **filters)
 
 
+@db_engine.reader
+def evacuations_under_way(context, host):
+    """How many evacuations away from ``host`` are not yet rebuilt."""
+    counts = db_migrations.open_evacuation_counts(context, host)
+    return sum(count for status, count in counts.items() if status != DONE)
+
+
 def move(context, migration_id, status):
     """Move a migration to ``status`` if its TRANSITIONS allow it; moved?
 

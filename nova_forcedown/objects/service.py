@@ -137,12 +137,13 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     @classmethod
     def update_compute(cls, context, changes, uuid=None, host=None,
-                       conf=None):
+                       conf=None, mark_shutdown=None):
         """Write ``changes`` to a compute service, and record them.
 
         The live nova-compute service with ``uuid``, or on ``host``, as
         :func:`change_compute` changes it with the fence-storm guard and
-        the side effects ``conf`` sets. Returns it as now stored.
+        the side effects ``conf`` sets (``mark_shutdown``, unless None,
+        decides the one of a force-down). Returns it as now stored.
         Notifies ``service.update`` as save() does, and
         ``instance.power_off.end`` for each server marked shut down.
 
@@ -153,7 +154,8 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         row, marked = change_compute(
             context, changes, uuid=uuid, host=host,
             limit=fence_storm.FencingLimit.from_conf(conf),
-            mark_shutdown=marks_shutdown(conf, changes))
+            mark_shutdown=(marks_shutdown(conf, changes)
+                           if mark_shutdown is None else mark_shutdown))
         if row is None:
             raise cls._why_no_compute(context, uuid, host)
         host_operations.notify_marked(context, marked)

@@ -17,7 +17,7 @@ class API:
             DRIVER_NAMESPACE, conf.servicegroup_driver,
             invoke_on_load=True, invoke_args=(conf,)).driver
 
-    def join(self, *services, along=None):
+    def join(self, *services, along=None, alive=None):
         """Start heartbeating ``services`` from one loop; returns its handle.
 
         An agent that runs many hosts passes them all, so their heartbeats
@@ -28,8 +28,12 @@ class API:
         unless None, is called once that transaction committed. An idle
         agent then costs the database one transaction per heartbeat, not
         one per kind of work.
+
+        ``alive(service)``: whether the host of ``service`` can report now;
+        one that cannot (a simulated host switched off) is left out of the
+        heartbeats until it can again. None: every service reports.
         """
-        return self._driver.join(*services, along=along)
+        return self._driver.join(*services, along=along, alive=alive)
 
     def service_is_up(self, service):
         if service.forced_down:
@@ -53,6 +57,14 @@ class API:
         """Those of ``services`` that are up, with one read of the backend."""
         is_up = self.liveness()
         return [service for service in services if is_up(service)]
+
+    def blind_spot(self):
+        """Why liveness cannot be trusted now, or None.
+
+        A driver that reads a backend says so while it cannot read it: a
+        service then looks down for want of news, not for being dead.
+        """
+        return self._driver.blind_spot()
 
     def get_updated_time(self, service):
         return self._driver.get_updated_time(service)

@@ -73,18 +73,21 @@ class Heartbeat(periodic.Ticker):
     """
 
     def __init__(self, report, services, interval, remind_every,
-                 clock=time.monotonic):
+                 clock=time.monotonic, alive=None):
         super().__init__(interval, 'heartbeat')
         self._report = report
         self._services = list(services)
+        self._alive = alive
         self._forced_down, self._gone, self._database_down, self._failing = (
             condition_log.ConditionLog(LOG, messages, remind_every, clock)
             for messages in (FORCED_DOWN, ROWS_GONE, DATABASE_DOWN, FAILING))
 
     def tick(self):
         """Report every service once; returns True when all succeeded."""
+        services = []
         try:
-            gone = self._report(self._services)
+            services = reporting(self._services, self._alive)
+            gone = self._report(services) if services else []
         except Exception as exc:
             failure = exc
         else:
@@ -99,7 +102,7 @@ class Heartbeat(periodic.Ticker):
         gone = dict.fromkeys(name(service) for service in gone)
         self._gone.update(list(gone))
         self._forced_down.update([
-            name(service) for service in self._services
+            name(service) for service in services
             if service.forced_down and name(service) not in gone],
             forget=gone)
         return not gone
@@ -115,6 +118,13 @@ class Heartbeat(periodic.Ticker):
                                  services=len(self._services),
                                  first=name(self._services[0]),
                                  interval=self._interval)
+
+
+def reporting(services, alive):
+    """Those of ``services`` that can report now (``alive``: see API.join)."""
+    if alive is None:
+        return services
+    return [service for service in services if alive(service)]
 
 
 def name(service):

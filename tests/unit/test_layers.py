@@ -23,11 +23,12 @@ _DOMAIN = {'objects', 'servicegroup', 'notifications', 'rpc'} | _FOUNDATION
 # part -> the parts it may import (itself always). Only objects reach the
 # database; the few exceptions are DATABASE_ITSELF.
 MAY_IMPORT = {
-    'cmd': {'api', 'compute', 'wsgi', 'policy', 'policies',
+    'cmd': {'api', 'compute', 'monitor', 'wsgi', 'policy', 'policies',
             'scheduler'} | _DOMAIN,
     'wsgi': {'api'} | _DOMAIN,
     'api': {'policy', 'policies', 'scheduler'} | _DOMAIN,
     'compute': _DOMAIN,
+    'monitor': {'scheduler'} | _DOMAIN,
     'scheduler': {'objects', 'servicegroup'} | _FOUNDATION,
     'servicegroup': {'objects'} | _FOUNDATION,
     'objects': {'notifications', 'rpc', 'db'} | _FOUNDATION,

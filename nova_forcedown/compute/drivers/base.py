@@ -89,3 +89,11 @@ class ComputeDriver(metaclass=abc.ABCMeta):
         Its disks on shared storage are kept. A driver without servers
         has nothing to remove.
         """
+
+    def powered(self, host):
+        """Whether ``host`` has power: one without does not heartbeat.
+
+        The machine an agent runs on has, while the agent runs; a driver
+        simulating hosts says which of them are off.
+        """
+        return True

@@ -12,6 +12,10 @@ still running, as a real host whose agent crashed does, and a test or the
 fault-injection tool reads what every host runs. A host powered off (its
 file emptied of guests while its agent is down) runs nothing when it
 comes back.
+
+Each host also has a power switch, ``<dir>/<host>.power``, which the
+simulated BMCs of :mod:`.fake_bmc` turn over IPMI: a host switched off
+runs nothing and does not heartbeat; switched on again, it boots empty.
 """
 
 import ipaddress
@@ -24,6 +28,7 @@ import time
 from oslo_serialization import jsonutils
 
 from nova_forcedown.compute.drivers import base
+from nova_forcedown.compute.drivers import fake_bmc
 from nova_forcedown.compute import uptime
 
 # A plausible two-socket server.
@@ -83,6 +88,8 @@ class FakeDriver(base.ComputeDriver):
         self._flavors = {}
         # Servers whose copy the agent removed, in order.
         self.destroyed = []
+        # Hosts seen switched off, by powered().
+        self._off = set()
 
     @property
     def power_states(self):
@@ -116,6 +123,24 @@ class FakeDriver(base.ComputeDriver):
         return {'network': SERVER_NETWORK, 'version': 4, 'type': 'fixed',
                 'address': str(SERVER_ADDRESSES[number]),
                 'mac_address': '%s:%s' % (MAC_PREFIX, mac)}
+
+    def powered(self, host):
+        """Whether the host's power switch is on.
+
+        A host found switched off loses what it ran, as a machine that
+        loses power does.
+        """
+        if self._state_dir is None:
+            return True
+        on = fake_bmc.read_power(self._state_dir, host) == fake_bmc.ON
+        with self._lock:
+            if on:
+                self._off.discard(host)
+            elif host not in self._off:
+                self._off.add(host)
+                self._guests[host] = {}
+                self._save(host)
+        return on
 
     def guests(self, host):
         with self._lock:

@@ -6,10 +6,11 @@ import abc
 class Driver(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
-    def join(self, *services, along=None):
+    def join(self, *services, along=None, alive=None):
         """Start reporting ``services`` alive; return a handle with stop().
 
-        ``along``: see :meth:`nova_forcedown.servicegroup.api.API.join`.
+        ``along``, ``alive``: see
+        :meth:`nova_forcedown.servicegroup.api.API.join`.
         """
 
     @abc.abstractmethod
@@ -19,6 +20,10 @@ class Driver(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def get_updated_time(self, service):
         """When ``service`` last changed, as the driver knows it."""
+
+    def blind_spot(self):
+        """Why this driver cannot tell liveness now, or None."""
+        return None
 
     def liveness(self):
         """An ``is_up(service)`` for one request or listing.

@@ -114,7 +114,7 @@ class ToozDriver(base.Driver):
         self._unreachable = condition_log.ConditionLog(
             LOG, BACKEND_DOWN, conf.log_reminder_interval, clock)
 
-    def join(self, *services, along=None):
+    def join(self, *services, along=None, alive=None):
         """Heartbeat ``services`` to the backend and, rarely, the database.
 
         Two threads whatever the number of services: one heartbeats every
@@ -125,12 +125,12 @@ class ToozDriver(base.Driver):
         ``along`` rides on the database heartbeats.
         """
         conf = self._conf
-        beats = BackendHeartbeat(conf, services).start()
+        beats = BackendHeartbeat(conf, services, alive=alive).start()
         database = heartbeat.Heartbeat(
             functools.partial(db.DbDriver.report_states, along=along),
             services,
             coordination_conf.database_report_interval(conf),
-            conf.log_reminder_interval).start()
+            conf.log_reminder_interval, alive=alive).start()
         return Handle(beats, database)
 
     def is_up(self, service):
@@ -153,6 +153,11 @@ class ToozDriver(base.Driver):
                 return True
             return self._database.is_up(service)
         return is_up
+
+    def blind_spot(self):
+        if self.members() is None:
+            return 'the coordination backend cannot be read'
+        return None
 
     def get_updated_time(self, service):
         """When the database last heard of the service (a low rate here)."""
@@ -247,10 +252,11 @@ class BackendHeartbeat(periodic.Ticker):
     few seconds (thousands of hosts) left listings no read that finished.
     """
 
-    def __init__(self, conf, services, clock=time.monotonic):
+    def __init__(self, conf, services, clock=time.monotonic, alive=None):
         super().__init__(conf.report_interval, 'backend-heartbeat')
         self._conf = conf
         self._services = list(services)
+        self._alive = alive
         self._check_every = max(1, round(
             coordination_conf.database_report_interval(conf) /
             conf.report_interval))
@@ -280,7 +286,7 @@ class BackendHeartbeat(periodic.Ticker):
         now = self._clock()
         join = self._must_join or self._came_late(now)
         check = not join and self._ticks % self._check_every == 0
-        for service in self._services:
+        for service in heartbeat.reporting(self._services, self._alive):
             member = member_id(service)
             coordinator = self._coordinator(member)
             coordinator.heartbeat()

@@ -16,7 +16,7 @@ class DbDriver(base.Driver):
         self._service_down_time = conf.service_down_time
         self._log_reminder_interval = conf.log_reminder_interval
 
-    def join(self, *services, along=None):
+    def join(self, *services, along=None, alive=None):
         """Heartbeat ``services`` every report_interval from one thread.
 
         Each tick writes them all with report_states: one UPDATE per chunk
@@ -26,7 +26,8 @@ class DbDriver(base.Driver):
         return heartbeat.Heartbeat(functools.partial(self.report_states,
                                                      along=along), services,
                                    self._report_interval,
-                                   self._log_reminder_interval).start()
+                                   self._log_reminder_interval,
+                                   alive=alive).start()
 
     @staticmethod
     def report_state(service):

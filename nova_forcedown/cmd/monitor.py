@@ -1,0 +1,81 @@
+"""nova-forcedown-monitor: fence failed compute hosts and recover them.
+
+It watches the compute services' liveness; a host whose service is down
+and whose BMC (or management address) confirms the failure is fenced,
+forced down with its servers marked shut down, and its servers evacuated.
+Several may run: one leads, the others stand by (see the monitor guide).
+Runs until SIGTERM or SIGINT.
+"""
+
+import sys
+
+from oslo_config import cfg
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from sqlalchemy import exc as sa_exc
+from tooz import coordination
+
+from nova_forcedown import cmd
+from nova_forcedown import conf as nf_conf
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import schema
+from nova_forcedown import exception
+from nova_forcedown.monitor import leadership as monitor_leadership
+from nova_forcedown.monitor import manager
+from nova_forcedown import notifications
+from nova_forcedown import objects
+from nova_forcedown.servicegroup import api as servicegroup_api
+
+LOG = logging.getLogger(__name__)
+PROG = 'nova-forcedown-monitor'
+
+DESCRIPTION = ('Watch the compute hosts: fence a failed one through its BMC, '
+               'force it down and evacuate its servers.')
+
+_STARTUP_ERRORS = (exception.NovaForcedownException, db_exc.DBError,
+                   sa_exc.SQLAlchemyError, coordination.ToozError, OSError)
+
+
+def main(argv=None):
+    try:
+        conf = nf_conf.make_conf(argv, description=DESCRIPTION)
+    except cfg.Error as exc:
+        print('%s: %s' % (PROG, exc), file=sys.stderr)
+        return 2
+    logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
+                         ['alembic=WARN', 'stevedore=ERROR',
+                          db_engine.QUIET_CONNECTION_RETRIES])
+    logging.setup(conf, 'nova_forcedown')
+    objects.register_all()
+    stop = cmd.stop_on_signals()
+    try:
+        monitor, leader = _start(conf)
+    except _STARTUP_ERRORS as exc:
+        print('%s: %s' % (PROG, exception.first_line(exc)), file=sys.stderr)
+        return 1
+    stop.wait()
+    LOG.info('Stopping on signal.')
+    monitor.stop(conf.monitor.fence_timeout)
+    leader.stop()
+    notifications.flush()
+    return 0
+
+
+def _start(conf):
+    db_engine.fail_at_once_at_start(conf)
+    db_engine.configure(conf)
+    schema.check_migrated()
+    notifications.configure(conf)
+    url = monitor_leadership.lock_url(conf)
+    leader = monitor_leadership.Leadership(url).start()
+    monitor = manager.Monitor(conf, servicegroup_api.API(conf), leader)
+    LOG.info('Monitor %(member)s looks every %(interval)s s; the leader '
+             'holds the lock at %(url)s.',
+             {'member': leader.member_id,
+              'interval': conf.monitor.interval,
+              'url': url.split('?')[0]})
+    return monitor.start(), leader
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Simulated BMCs for the fake driver's hosts, speaking real IPMI.
+
+One process serves a BMC per simulated host on loopback, built on
+pyghmi's BMC server as virtualbmc is: ``ipmitool``, ``fence_ipmilan`` and
+the monitor's IPMI driver talk to it as to a server's BMC. Run it beside
+the agent, with the agent's ``--state-dir``, host prefix and host count::
+
+    python -m nova_forcedown.compute.drivers.fake_bmc \\
+        --state-dir /tmp/fake-hosts --hosts 3 --port 6230
+
+Host ``i`` answers on port ``port + i - 1``. The power state of host ``X``
+is the file ``<state-dir>/X.power`` (``on`` or ``off``; none is on), which
+the fake driver obeys: a host powered off stops heartbeating and runs
+nothing, as a real one; powered on, it comes back empty. The BMC outlives
+the agent, as a real BMC outlives its host's operating system.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+from pyghmi.ipmi import bmc
+from pyghmi.ipmi.private import serversession
+
+ON = 'on'
+OFF = 'off'
+DEFAULT_USERNAME = 'admin'
+DEFAULT_PASSWORD = 'password'
+# RMCP+ authentication algorithm 1: RAKP-HMAC-SHA1, cipher suite 3.
+_RAKP_HMAC_SHA1 = 1
+# RMCP+ status: no cipher suite matches the proposed algorithms.
+_NO_CIPHER_SUITE_MATCH = 0x11
+
+
+def power_path(state_dir, host):
+    return os.path.join(state_dir, host + '.power')
+
+
+def read_power(state_dir, host):
+    """``on`` or ``off``: what host's BMC says of its power."""
+    try:
+        with open(power_path(state_dir, host)) as power:
+            return OFF if power.read().strip() == OFF else ON
+    except FileNotFoundError:
+        return ON
+
+
+def write_power(state_dir, host, state):
+    """Set host's power, replacing the file at once."""
+    os.makedirs(state_dir, exist_ok=True)
+    with tempfile.NamedTemporaryFile('w', dir=state_dir, prefix='.' + host,
+                                     delete=False) as power:
+        power.write(state)
+    os.replace(power.name, power_path(state_dir, host))
+
+
+class _Sha1Session(serversession.ServerSession):
+    """A session that refuses what it cannot do, as a real BMC does.
+
+    pyghmi's server answers every open-session request with cipher suite
+    3 (SHA-1), even one proposing SHA-256, which pyghmi's own client
+    proposes first and then fails on. Refusing it with "no cipher suite
+    match" makes a client fall back to suite 3, as against a real BMC that
+    has only suite 3.
+    """
+
+    def create_open_session_response(self, request):
+        if request[12] != _RAKP_HMAC_SHA1:
+            return (bytearray([request[0], _NO_CIPHER_SUITE_MATCH, 0, 0]) +
+                    request[4:8] + bytearray(4))
+        return super().create_open_session_response(request)
+
+
+class HostBmc(bmc.Bmc):
+    """The BMC of one simulated host: its power, in the state directory."""
+
+    def __init__(self, state_dir, host, port, username, password):
+        super().__init__({username: password}, port=port,
+                         address='127.0.0.1')
+        self.state_dir = state_dir
+        self.host = host
+
+    def get_power_state(self):
+        return read_power(self.state_dir, self.host)
+
+    def power_off(self):
+        write_power(self.state_dir, self.host, OFF)
+
+    def power_shutdown(self):
+        write_power(self.state_dir, self.host, OFF)
+
+    def power_on(self):
+        write_power(self.state_dir, self.host, ON)
+
+    def power_reset(self):
+        write_power(self.state_dir, self.host, ON)
+
+    def power_cycle(self):
+        write_power(self.state_dir, self.host, ON)
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(
+        prog='fake_bmc', description='Serve an IPMI BMC on 127.0.0.1 for '
+        'each host of the fake driver.')
+    parser.add_argument('--state-dir', required=True,
+                        help="The fake agent's --state-dir.")
+    parser.add_argument('--host-prefix', default='fake-compute-',
+                        help="The fake agent's --host-prefix.")
+    parser.add_argument('--hosts', type=int, default=1,
+                        help="The fake agent's --hosts.")
+    parser.add_argument('--port', type=int, default=6230,
+                        help='The UDP port of host 1; host i is on port + '
+                             'i - 1.')
+    parser.add_argument('--username', default=DEFAULT_USERNAME)
+    parser.add_argument('--password', default=DEFAULT_PASSWORD)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    # pyghmi creates the sessions of every server through this name.
+    serversession.ServerSession = _Sha1Session
+    for index in range(1, args.hosts + 1):
+        host = '%s%d' % (args.host_prefix, index)
+        HostBmc(args.state_dir, host, args.port + index - 1, args.username,
+                args.password)
+        print('BMC of %s on 127.0.0.1:%d' % (host, args.port + index - 1),
+              flush=True)
+    bmc.Bmc.listen()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""[monitor] options, and one [monitor_host:NAME] section per fenced host.
+
+The fault monitor (``nova-forcedown-monitor``) reads ``[monitor]`` for how
+it decides and recovers, and for each host it may fence a section named
+after the host, ``[monitor_host:compute-1]``, with the host's BMC and
+management address. A host option left out takes the ``[monitor]`` option
+of the same name, so credentials shared by every BMC are written once.
+"""
+
+import collections
+
+from oslo_config import cfg
+from oslo_config import types
+
+GROUP = 'monitor'
+HOST_GROUP_PREFIX = 'monitor_host:'
+# How the configuration reference names the sections.
+HOST_GROUP_TEMPLATE = HOST_GROUP_PREFIX + 'HOSTNAME'
+
+# How the monitor confirms that a host whose service is down has failed.
+BMC = 'bmc'
+PROBE = 'probe'
+
+# Which servers of a failed host it evacuates.
+EVACUATE_ALL = 'all'
+EVACUATE_TAGGED = 'tagged'
+
+# The fraction of a zone it fences at most when [fencing]
+# max_forced_down_fraction is unset.
+DEFAULT_MAX_FAILED_FRACTION = 0.5
+
+MONITOR_OPTS = [
+    cfg.FloatOpt('interval', default=1.0, min=0.1,
+                 help='Seconds between two looks at the services\' '
+                      'liveness. A failure is seen within the '
+                      'servicegroup driver\'s window ([DEFAULT] '
+                      'service_down_time; with the tooz driver, its '
+                      'membership timeout) plus this interval.'),
+    cfg.ListOpt('confirm_with', default=[BMC],
+                item_type=types.String(choices=(BMC, PROBE)),
+                help='The second channels that must confirm a failure '
+                     'before the monitor fences: "bmc" (the host\'s BMC '
+                     'says it is powered off) and "probe" (its management '
+                     'address does not answer a TCP connection, while its '
+                     'BMC can still be read). A host whose management '
+                     'address answers is never fenced: its agent alone is '
+                     'down. With "bmc" alone, a host that hangs powered on '
+                     'is not fenced; add "probe" to fence it.'),
+    cfg.PortOpt('probe_port', default=22,
+                help='TCP port of the management address that the probe '
+                     'connects to; a refused connection still means the '
+                     'host answers.'),
+    cfg.FloatOpt('probe_timeout', default=1.0, min=0.1,
+                 help='Seconds the probe waits for an answer.'),
+    cfg.StrOpt('fence_driver', default='ipmi',
+               help='How hosts are fenced, unless their section says '
+                    'otherwise: "ipmi" (IPMI 2.0 over LAN with pyghmi) or '
+                    '"fence_agent" (a ClusterLabs fence agent command, '
+                    'such as fence_ipmilan or fence_redfish).'),
+    cfg.PortOpt('bmc_port', default=623,
+                help='UDP port of the hosts\' BMCs (IPMI).'),
+    cfg.StrOpt('bmc_username',
+               help='User name on the hosts\' BMCs.'),
+    cfg.StrOpt('bmc_password', secret=True,
+               help='Password on the hosts\' BMCs.'),
+    cfg.StrOpt('fence_agent',
+               help='The fence agent command of the fence_agent driver, '
+                    'e.g. fence_ipmilan. It gets the standard arguments on '
+                    'its standard input: action, ip, ipport, username, '
+                    'password and fence_agent_options.'),
+    cfg.DictOpt('fence_agent_options', default={},
+                help='More arguments for the fence agent, e.g. '
+                     'lanplus:1,cipher:3.'),
+    cfg.FloatOpt('fence_timeout', default=30.0, min=1.0,
+                 help='Seconds a power-off has to be confirmed by the BMC '
+                      'before it is tried again.'),
+    cfg.IntOpt('fence_retries', default=2, min=0,
+               help='Power-offs tried again after the first before the '
+                    'fence is reported failed; a host not confirmed off is '
+                    'never forced down nor evacuated.'),
+    cfg.StrOpt('evacuate', default=EVACUATE_ALL,
+               choices=((EVACUATE_ALL, 'every server of the failed host'),
+                        (EVACUATE_TAGGED,
+                         'only servers whose metadata says HA_Enabled=True '
+                         'or whose flavor has the extra spec '
+                         'evacuable=true, as Masakari and fence_evacuate '
+                         'tag them')),
+               help='Which servers of a failed host are evacuated.'),
+    cfg.IntOpt('max_in_flight', default=10, min=1,
+               help='Evacuations the monitor keeps under way at once, over '
+                    'every host it recovers; the rest wait their turn.'),
+    cfg.StrOpt('coordination_url', secret=True,
+               help='tooz URL of the lock that elects the one monitor that '
+                    'acts when several run. Unset: [coordination] '
+                    'backend_url with the tooz servicegroup driver, else a '
+                    'file lock under state_path (monitors on one machine '
+                    'only).'),
+    cfg.IntOpt('leader_timeout', default=5, min=1,
+               help='Seconds after which a leading monitor that stopped '
+                    'renewing its lock (it died) loses it to another (on '
+                    'Redis: the lock\'s lock_timeout).'),
+]
+
+HOST_OPTS = [
+    cfg.StrOpt('fence_driver', help='[monitor] fence_driver, for this host.'),
+    cfg.HostAddressOpt('bmc_address',
+                       help='Address of the host\'s BMC. Without it the '
+                            'host is never fenced.'),
+    cfg.PortOpt('bmc_port', help='[monitor] bmc_port, for this host.'),
+    cfg.StrOpt('bmc_username', help='[monitor] bmc_username, for this host.'),
+    cfg.StrOpt('bmc_password', secret=True,
+               help='[monitor] bmc_password, for this host.'),
+    cfg.HostAddressOpt('management_address',
+                       help='Address the probe connects to (confirm_with '
+                            'probe).'),
+    cfg.StrOpt('fence_agent', help='[monitor] fence_agent, for this host.'),
+    cfg.DictOpt('fence_agent_options',
+                help='[monitor] fence_agent_options, for this host.'),
+]
+
+# What the monitor knows of one host, its own section over [monitor].
+HostSettings = collections.namedtuple('HostSettings', (
+    'host', 'fence_driver', 'bmc_address', 'bmc_port', 'bmc_username',
+    'bmc_password', 'management_address', 'fence_agent',
+    'fence_agent_options'))
+
+
+def register_opts(conf):
+    conf.register_opts(MONITOR_OPTS, group=GROUP)
+
+
+def register_host_sections(conf):
+    """Register HOST_OPTS in each [monitor_host:NAME] of the files read.
+
+    Returns the sections' names.
+    """
+    sections = [section for section in conf.list_all_sections()
+                if section.startswith(HOST_GROUP_PREFIX)]
+    for section in sections:
+        conf.register_opts(HOST_OPTS, group=section)
+    return sections
+
+
+def host_settings(conf, host):
+    """The :class:`HostSettings` of ``host``."""
+    group = HOST_GROUP_PREFIX + host
+    own = conf[group] if group in conf else None
+    values = {}
+    for name in HostSettings._fields[1:]:
+        value = getattr(own, name, None) if own is not None else None
+        if value is None:
+            value = getattr(conf.monitor, name, None)
+        values[name] = value
+    return HostSettings(host=host, **values)
+
+
+def list_opts():
+    return {GROUP: MONITOR_OPTS, HOST_GROUP_TEMPLATE: HOST_OPTS}

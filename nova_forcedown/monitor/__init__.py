@@ -1,0 +1,1 @@
+"""The fault monitor: detect a failed host, fence it, recover its servers."""

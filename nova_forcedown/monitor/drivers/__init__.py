@@ -1,0 +1,1 @@
+"""Fence drivers: how the monitor reads and switches a host's power."""

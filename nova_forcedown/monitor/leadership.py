@@ -1,0 +1,92 @@
+"""One monitor acts, however many run: the holder of a tooz lock.
+
+Every monitor tries the lock at each look; the one holding it leads and
+renews it, the others stand by. A leader that dies stops renewing: on
+Redis its lock expires after ``[monitor] leader_timeout`` seconds and the
+next monitor to try takes it; a file lock goes with its process at once.
+A leader that cannot renew its lock (its backend away, or the lock taken
+over after a pause) stops acting at once: two monitors never act
+together.
+"""
+
+import os
+import socket
+import urllib.parse
+
+from oslo_log import log as logging
+from tooz import coordination
+
+LOG = logging.getLogger(__name__)
+
+LOCK_NAME = b'nova-forcedown-monitor-leader'
+
+
+def lock_url(conf):
+    """The tooz URL of the leader's lock (see [monitor] coordination_url)."""
+    url = conf.monitor.coordination_url
+    if url is None and conf.servicegroup_driver == 'tooz':
+        url = conf.coordination.backend_url
+    if url is None:
+        return 'file://' + os.path.join(conf.state_path, 'monitor-locks')
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(parts.query)
+    if parts.scheme.startswith('redis') and 'lock_timeout' not in query:
+        query['lock_timeout'] = [str(conf.monitor.leader_timeout)]
+        url = parts._replace(
+            query=urllib.parse.urlencode(query, doseq=True)).geturl()
+    return url
+
+
+class Leadership:
+
+    def __init__(self, url, member_id=None):
+        self._url = url
+        self._member_id = (member_id or '%s-%d' % (
+            socket.gethostname(), os.getpid())).encode()
+        self._coordinator = None
+        self._lock = None
+        self.leading = False
+
+    @property
+    def member_id(self):
+        return self._member_id.decode()
+
+    def start(self):
+        self._coordinator = coordination.get_coordinator(self._url,
+                                                         self._member_id)
+        self._coordinator.start(start_heart=True)
+        self._lock = self._coordinator.get_lock(LOCK_NAME)
+        return self
+
+    def leads(self):
+        """Whether this monitor leads now: it holds, or just took, the lock.
+
+        Any failure of the backend counts as not leading.
+        """
+        try:
+            if self.leading:
+                self.leading = self._renewed()
+            else:
+                self.leading = self._lock.acquire(blocking=False)
+        except Exception as exc:  # noqa: tooz lets its backend's errors out
+            if self.leading:
+                LOG.warning('No longer leading: the leader lock cannot be '
+                            'renewed (%s).', exc)
+            self.leading = False
+        return self.leading
+
+    def _renewed(self):
+        renew = getattr(self._lock, 'heartbeat', None)
+        # A lock without a heartbeat (a file lock) is held until released.
+        return True if renew is None else renew() is not False
+
+    def stop(self):
+        if self._coordinator is None:
+            return
+        try:
+            if self.leading:
+                self._lock.release()
+            self._coordinator.stop()
+        except coordination.ToozError as exc:
+            LOG.warning('Leaving the leader lock: %s', exc)
+        self.leading = False

@@ -1,0 +1,223 @@
+"""The monitor's loop: look, judge, fence, force down, evacuate.
+
+Every ``[monitor] interval`` the leading monitor reads the compute
+services and their liveness; each watched host that is down is judged on
+a second channel (:mod:`.confirmation`), fenced when failed
+(:mod:`.fencing`), then forced down with its servers marked shut down, and
+its servers evacuated, a bounded number at a time (:mod:`.recovery`).
+
+It fences nothing while it cannot see: the database away, the
+coordination backend unreadable, or more of a zone down at once than the
+fence-storm limit allows. What it decides of a host is logged when it
+changes, not at every look.
+"""
+
+import time
+
+from oslo_log import log as logging
+from stevedore import exception as stevedore_exc
+
+from nova_forcedown import condition_log
+from nova_forcedown.conf import monitor as monitor_conf
+from nova_forcedown import exception
+from nova_forcedown.monitor import confirmation
+from nova_forcedown.monitor import detection
+from nova_forcedown.monitor.drivers import base as drivers
+from nova_forcedown.monitor import fencing
+from nova_forcedown.monitor import recovery
+from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import service as service_obj
+from nova_forcedown import periodic
+
+LOG = logging.getLogger(__name__)
+
+# Seconds before a suspect found not failed is judged again: each
+# judgement asks its BMC, which may take seconds to time out.
+REJUDGE_AFTER = 5.0
+
+FAILING = condition_log.Messages(
+    level=logging.ERROR,
+    started='Unexpected error in a look at the hosts (%(error)s); trying '
+            'again every %(interval)s s.',
+    reminder='Looks at the hosts still fail after %(seconds)d s: '
+             '%(error)s.',
+    ended='Recovered: looks at the hosts succeed again, after %(seconds)d '
+          's.')
+
+BLIND = condition_log.Messages(
+    level=logging.WARNING,
+    started='Fencing nothing: %(why)s.',
+    reminder='Still fencing nothing after %(seconds)d s: %(why)s.',
+    ended='Recovered: liveness can be read again, after %(seconds)d s.')
+
+
+class Monitor(periodic.Ticker):
+
+    def __init__(self, conf, servicegroup, leadership, clock=time.monotonic):
+        super().__init__(conf.monitor.interval, 'monitor')
+        self._conf = conf
+        self._servicegroup = servicegroup
+        self._leadership = leadership
+        self._clock = clock
+        self._context = recovery.monitor_context()
+        self._blind, self._failing = (
+            condition_log.ConditionLog(LOG, messages,
+                                       conf.log_reminder_interval, clock)
+            for messages in (BLIND, FAILING))
+        self._leading = None
+        # host -> (what was last said of it, when it was judged).
+        self._said = {}
+
+    @property
+    def limit(self):
+        """The largest share of a zone the monitor fences at once."""
+        return (self._conf.fencing.max_forced_down_fraction or
+                monitor_conf.DEFAULT_MAX_FAILED_FRACTION)
+
+    def tick(self):
+        leading = self._leadership.leads()
+        if leading != self._leading:
+            LOG.info('Leading: this monitor acts.' if leading else
+                     'Standing by: another monitor leads.')
+            self._leading = leading
+        if not leading:
+            return
+        failure = None
+        try:
+            self.look()
+        except exception.DatabaseUnavailable as exc:
+            self._blind.update(['database'], why='the database is '
+                               'unavailable (%s)' % exception.first_line(exc))
+        except Exception as exc:  # noqa: said once, tried again next look
+            failure = exc
+        # Logged out of the except block, as the heartbeats log theirs.
+        if failure is not None:
+            self._failing.update(['failing'], exc_info=failure,
+                                 error=exception.first_line(failure),
+                                 interval=self._conf.monitor.interval)
+        else:
+            self._failing.update([])
+
+    def look(self):
+        services = self._compute_services()
+        why = self._servicegroup.blind_spot()
+        if why is not None:
+            self._blind.update(['backend'], why=why)
+            return
+        self._blind.update([])
+        suspected = detection.suspects(services,
+                                       self._servicegroup.liveness())
+        self._forget(set(suspected))
+        zones = aggregate_obj.HostZones.load(self._context, self._conf)
+        refused = detection.refused_zones(services, suspected, zones.of,
+                                          self.limit)
+        held = {host for refusal in refused for host in refusal.suspects}
+        for refusal in refused:
+            self._refuse(refusal)
+        for host in suspected:
+            if host not in held and self._due(host):
+                self.handle(host)
+        self.evacuate(self._compute_services())
+
+    def _compute_services(self):
+        return service_obj.ServiceList.get_records(
+            self._context, binary=service_obj.COMPUTE_BINARY,
+            include_api=False)
+
+    def handle(self, host):
+        """Judge a suspect; fence, force down and start its recovery."""
+        settings = monitor_conf.host_settings(self._conf, host)
+        try:
+            driver = drivers.load(settings, self._conf.monitor.fence_timeout)
+        except stevedore_exc.NoMatches:
+            self._tell(host, 'its fence_driver %r does not exist; not '
+                             'fenced' % settings.fence_driver)
+            return
+        verdict = confirmation.judge(self._conf.monitor.confirm_with,
+                                     self._power(driver),
+                                     self._probe(settings))
+        if not verdict.failed:
+            self._tell(host, verdict.why)
+            return
+        LOG.warning('Host %s has failed: %s. Fencing it.', host, verdict.why)
+        try:
+            already_off = fencing.fence(driver,
+                                        self._conf.monitor.fence_timeout,
+                                        self._conf.monitor.fence_retries)
+        except fencing.FenceFailed as exc:
+            self._tell(host, 'its fence failed (%s): not forced down, its '
+                             'servers not evacuated' % exc, logging.ERROR)
+            return
+        recovery.record_fence(self._context, host, already_off)
+        try:
+            recovery.force_down(self._context, self._conf, host)
+        except exception.ForcedDownLimitExceeded as exc:
+            self._tell(host, 'it is fenced but not forced down: %s' % exc,
+                       logging.ERROR)
+            return
+        self._said.pop(host, None)
+        LOG.warning('Host %s is fenced (%s) and forced down; its servers are '
+                    'marked shut down and evacuated.', host,
+                    'found powered off' if already_off else 'powered off')
+
+    def evacuate(self, services):
+        """Start evacuations from the hosts it recovers, within the bound."""
+        hosts = recovery.recovering(self._context, services)
+        if not hosts:
+            return
+        budget = (self._conf.monitor.max_in_flight -
+                  recovery.under_way(self._context, hosts))
+        for host in hosts:
+            for server in recovery.left_on(self._context, self._conf, host):
+                if budget <= 0:
+                    return
+                try:
+                    recovery.evacuate(self._context, self._conf,
+                                      self._servicegroup, server)
+                except recovery.REFUSALS as exc:
+                    LOG.warning('Server %s of host %s is not evacuated: %s',
+                                server.uuid, host, exc)
+                    continue
+                budget -= 1
+
+    def _power(self, driver):
+        try:
+            return driver.power_state()
+        except drivers.FenceError as exc:
+            return str(exc)
+
+    def _probe(self, settings):
+        if (monitor_conf.PROBE not in self._conf.monitor.confirm_with or
+                not settings.management_address):
+            return None
+        return confirmation.probe(settings.management_address,
+                                  self._conf.monitor.probe_port,
+                                  self._conf.monitor.probe_timeout)
+
+    def _refuse(self, refusal):
+        why = ('%d of the %d compute hosts of zone %s are down at once '
+               '(%d already forced down): more than the %s the monitor may '
+               'fence ([fencing] max_forced_down_fraction); the monitor '
+               'may be cut off from them' % (
+                   len(refusal.suspects) + refusal.forced_down,
+                   refusal.hosts, refusal.zone, refusal.forced_down,
+                   refusal.limit))
+        for host in refusal.suspects:
+            self._tell(host, 'not fenced: ' + why)
+
+    def _due(self, host):
+        said = self._said.get(host)
+        return said is None or self._clock() - said[1] >= REJUDGE_AFTER
+
+    def _tell(self, host, why, level=logging.WARNING):
+        """Say ``why`` of ``host`` unless it was the last thing said."""
+        said = self._said.get(host)
+        if said is None or said[0] != why:
+            LOG.log(level, 'Host %s is down: %s.', host, why)
+        self._said[host] = (why, self._clock())
+
+    def _forget(self, suspected):
+        for host in set(self._said) - suspected:
+            LOG.info('Host %s is no longer a suspect: it is up again, or '
+                     'was forced down or disabled.', host)
+            del self._said[host]
