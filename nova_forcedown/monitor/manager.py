@@ -83,6 +83,8 @@ class Monitor(periodic.Ticker):
         if not leading:
             return
         failure = None
+        # A request id per look, which the history shows for its steps.
+        self._context = recovery.monitor_context()
         try:
             self.look()
         except exception.DatabaseUnavailable as exc:

@@ -1,0 +1,151 @@
+"""nova-forcedown-monitor against simulated hosts whose BMCs speak IPMI.
+
+A host dies as a machine does: its BMC switches it off (``ipmitool``,
+the operator's tool, does it here), its agent's heartbeats stop and its
+servers with them. The monitor, a real process, must fence it, force it
+down and have every server run again on another host, exactly once;
+and must leave alone a host whose agent alone died, a host whose BMC it
+cannot read, and a zone that seems to fail all at once.
+"""
+
+import shutil
+import signal
+import time
+
+import testtools
+
+from tests.fixtures import monitored_hosts
+from tests.fixtures import processes
+
+MONITOR_USER = 'nova-forcedown-monitor'
+
+
+@testtools.skipIf(shutil.which('ipmitool') is None,
+                  'ipmitool is not installed (apt-get install ipmitool)')
+class MonitorTestCase(testtools.TestCase):
+
+    racks = {'rack-a': 3, 'rack-b': 1}
+    monitor_options = ''
+
+    def setUp(self):
+        super().setUp()
+        self.cloud = self.useFixture(monitored_hosts.MonitoredHosts(
+            self.racks, self.monitor_options))
+
+    def power_off(self, host):
+        result = self.cloud.ipmitool(host, 'chassis', 'power', 'off')
+        self.assertEqual(0, result.returncode, result.stderr)
+
+    def assertRecovered(self, host):
+        """Every server of the cloud runs once, none of them on ``host``."""
+        def recovered():
+            copies = self.cloud.running_copies()
+            return (len(copies) == len(self.cloud.hosts) *
+                    monitored_hosts.SERVERS_PER_HOST and copies)
+        copies = processes.wait_until(recovered, timeout=60)
+        self.assertTrue(copies, self.cloud.guests())
+        for uuid, hosts in copies.items():
+            self.assertEqual(1, len(hosts), (uuid, hosts))
+            self.assertNotEqual(host, hosts[0])
+
+
+class TestHostFailure(MonitorTestCase):
+
+    def test_a_dead_host_is_fenced_forced_down_and_its_servers_run_again(
+            self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        started = time.monotonic()
+        self.power_off('rack-a-2')
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == ['rack-a-2'], timeout=60)
+        forced_down_after = time.monotonic() - started
+        self.assertRecovered('rack-a-2')
+        # The operator's view: the history names the monitor for each
+        # step, and the BMC still says off.
+        history = self.cloud.history('rack-a-2')
+        for event in ('fence', 'force-down', 'mark-servers-shutdown',
+                      'evacuate'):
+            self.assertIn(event, history)
+        self.assertIn(MONITOR_USER, history)
+        status = self.cloud.ipmitool('rack-a-2', 'chassis', 'power',
+                                     'status')
+        self.assertIn('Chassis Power is off', status.stdout)
+        self.assertLess(forced_down_after, 30, monitor.output())
+        self.assertNotIn('Traceback', monitor.output())
+
+    def test_an_agent_dead_alone_is_not_fenced(self):
+        monitor = self.cloud.start_monitor()
+        self.cloud.rack_of('rack-b-1').agent.stop(signal.SIGKILL)
+        output = monitored_hosts.wait_for_log(monitor, 'its agent alone')
+        self.assertIn('Host rack-b-1 is down: its BMC says it is powered on',
+                      output)
+        self.assertEqual([], self.cloud.forced_down())
+        status = self.cloud.ipmitool('rack-b-1', 'chassis', 'power',
+                                     'status')
+        self.assertIn('Chassis Power is on', status.stdout)
+
+    def test_a_host_whose_bmc_cannot_be_read_is_not_fenced(self):
+        rack = self.cloud.rack_of('rack-b-1')
+        rack.bmcs.stop(signal.SIGKILL)
+        monitor = self.cloud.start_monitor()
+        rack.agent.stop(signal.SIGKILL)
+        output = monitored_hosts.wait_for_log(monitor, 'cannot be read')
+        self.assertIn('Host rack-b-1 is down: its BMC cannot be read', output)
+        self.assertEqual([], self.cloud.forced_down())
+        self.assertNotIn('Traceback', output)
+
+    def test_a_zone_failing_at_once_is_not_fenced(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        for host in ('rack-a-1', 'rack-a-2', 'rack-a-3'):
+            self.power_off(host)
+        output = monitored_hosts.wait_for_log(
+            monitor, '3 of the 4 compute hosts of zone nova are down at once')
+        self.assertIn('may be cut off', output)
+        time.sleep(2)
+        self.assertEqual([], self.cloud.forced_down())
+        self.assertNotIn('fence', self.cloud.history('rack-a-1'))
+
+
+@testtools.skipIf(shutil.which('fence_ipmilan') is None,
+                  'fence_ipmilan is not installed (apt-get install '
+                  'fence-agents)')
+class TestFenceAgent(MonitorTestCase):
+    """The fence_agent driver, with ClusterLabs' own IPMI agent."""
+
+    racks = {'rack-a': 2}
+    monitor_options = ('fence_driver = fence_agent\n'
+                       'fence_agent = fence_ipmilan\n'
+                       'fence_agent_options = lanplus:1,cipher:3')
+
+    def test_fence_ipmilan_fences_a_dead_host(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.power_off('rack-a-1')
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == ['rack-a-1'], timeout=60)
+        self.assertRecovered('rack-a-1')
+        self.assertIn('fence', self.cloud.history('rack-a-1'))
+
+
+class TestMonitorFailover(MonitorTestCase):
+    """Two monitors; the leader dies as the recovery starts."""
+
+    monitor_options = 'max_in_flight = 1'
+
+    def test_the_standby_goes_on_where_the_leader_stopped(self):
+        first = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(first, 'Leading')
+        second = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(second, 'Standing by')
+        self.power_off('rack-a-1')
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == ['rack-a-1'], timeout=60)
+        first.stop(signal.SIGKILL)
+        monitored_hosts.wait_for_log(second, 'Leading')
+        self.assertRecovered('rack-a-1')
+        history = self.cloud.history('rack-a-1')
+        # One fence and one force-down, by whichever monitor led.
+        self.assertEqual(1, history.count('| fence '))
+        self.assertEqual(1, history.count('| force-down '))

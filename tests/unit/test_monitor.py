@@ -1,0 +1,250 @@
+"""The monitor's decisions: when a host is failed, which zones wait, how a
+fence is confirmed, what a fence agent is told."""
+
+import collections
+import os
+import stat
+
+import fixtures
+from oslotest import base
+
+from nova_forcedown import conf as nf_conf
+from nova_forcedown.conf import monitor as monitor_conf
+from nova_forcedown.monitor import confirmation
+from nova_forcedown.monitor import detection
+from nova_forcedown.monitor.drivers import base as drivers
+from nova_forcedown.monitor.drivers import fence_agent
+from nova_forcedown.monitor import fencing
+from nova_forcedown.monitor import leadership
+
+BMC_ONLY = [monitor_conf.BMC]
+BOTH = [monitor_conf.BMC, monitor_conf.PROBE]
+
+Service = collections.namedtuple('Service', 'host disabled forced_down')
+
+
+class TestJudge(base.BaseTestCase):
+
+    def test_a_host_whose_bmc_says_off_has_failed(self):
+        verdict = confirmation.judge(BMC_ONLY, drivers.OFF, None)
+        self.assertTrue(verdict.failed)
+        self.assertIn('powered off', verdict.why)
+
+    def test_powered_on_without_a_probe_is_the_agent_alone(self):
+        verdict = confirmation.judge(BMC_ONLY, drivers.ON, None)
+        self.assertFalse(verdict.failed)
+        self.assertIn('agent alone', verdict.why)
+
+    def test_a_host_that_answers_is_never_fenced(self):
+        for power in (drivers.ON, drivers.OFF):
+            verdict = confirmation.judge(BOTH, power, True)
+            self.assertFalse(verdict.failed, power)
+            self.assertIn('answers', verdict.why)
+
+    def test_unreachable_and_powered_on_is_a_hung_host(self):
+        verdict = confirmation.judge(BOTH, drivers.ON, False)
+        self.assertTrue(verdict.failed)
+        self.assertIn('does not answer', verdict.why)
+
+    def test_a_bmc_that_cannot_be_read_keeps_the_host(self):
+        verdict = confirmation.judge(BOTH, 'IPMI 10.0.0.1:623: timeout',
+                                     False)
+        self.assertFalse(verdict.failed)
+        self.assertIn('cannot be read (IPMI 10.0.0.1:623: timeout)',
+                      verdict.why)
+
+    def test_probe_asked_without_an_address(self):
+        verdict = confirmation.judge([monitor_conf.PROBE], drivers.ON, None)
+        self.assertFalse(verdict.failed)
+        self.assertIn('no management_address', verdict.why)
+
+
+class TestProbe(base.BaseTestCase):
+
+    def test_a_refused_connection_is_an_answer(self):
+        # Nothing listens on port 1 of loopback: the kernel refuses.
+        self.assertTrue(confirmation.probe('127.0.0.1', 1, 1.0))
+
+    def test_an_address_that_does_not_exist_does_not_answer(self):
+        self.assertFalse(confirmation.probe('host.invalid', 22, 0.5))
+
+
+class TestDetection(base.BaseTestCase):
+
+    def test_suspects_are_down_enabled_and_not_forced_down(self):
+        services = [Service('up', False, False), Service('down', False, False),
+                    Service('disabled', True, False),
+                    Service('forced', False, True)]
+        suspects = detection.suspects(services,
+                                      lambda service: service.host == 'up')
+        self.assertEqual(['down'], suspects)
+
+    def test_a_zone_past_its_limit_waits(self):
+        services = [Service('a%d' % i, False, i == 1) for i in range(1, 5)]
+        services += [Service('b%d' % i, False, False) for i in range(1, 5)]
+
+        def zone_of(host):
+            return host[0]
+        refused = detection.refused_zones(services, ['a2', 'b1'], zone_of,
+                                          0.5)
+        # a: a1 forced down and a2 down is 2 of 4, not more than half.
+        self.assertEqual([], refused)
+        refused = detection.refused_zones(services, ['a2', 'a3', 'b1'],
+                                          zone_of, 0.5)
+        self.assertEqual([detection.Refusal('a', ['a2', 'a3'], 1, 4, 0.5)],
+                         refused)
+
+
+class ScriptedBmc(drivers.FenceDriver):
+    """A BMC that answers from a script: the driver boundary, stubbed."""
+
+    def __init__(self, states, fail_off=0):
+        super().__init__(settings=None, timeout=1)
+        self.states = list(states)
+        self.fail_off = fail_off
+        self.offs = 0
+
+    def power_state(self):
+        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        if isinstance(state, Exception):
+            raise state
+        return state
+
+    def power_off(self):
+        self.offs += 1
+        if self.offs <= self.fail_off:
+            raise drivers.FenceError('busy')
+
+    def power_on(self):
+        raise AssertionError('a fence never switches a host on')
+
+
+class Clock:
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class TestFence(base.BaseTestCase):
+
+    def fence(self, bmc, timeout=1.0, retries=1):
+        clock = Clock()
+        return fencing.fence(bmc, timeout, retries, clock=clock,
+                             sleep=clock.sleep)
+
+    def test_a_host_already_off_is_not_switched_again(self):
+        bmc = ScriptedBmc([drivers.OFF])
+        self.assertTrue(self.fence(bmc))
+        self.assertEqual(0, bmc.offs)
+
+    def test_switched_off_and_seen_off(self):
+        bmc = ScriptedBmc([drivers.ON, drivers.ON, drivers.OFF])
+        self.assertFalse(self.fence(bmc))
+        self.assertEqual(1, bmc.offs)
+
+    def test_a_refused_power_off_is_tried_again(self):
+        bmc = ScriptedBmc([drivers.ON, drivers.OFF], fail_off=1)
+        self.assertFalse(self.fence(bmc, retries=1))
+        self.assertEqual(2, bmc.offs)
+
+    def test_never_seen_off_fails_after_the_retries(self):
+        bmc = ScriptedBmc([drivers.ON])
+        error = self.assertRaises(fencing.FenceFailed, self.fence, bmc,
+                                  timeout=1.0, retries=2)
+        self.assertEqual(3, bmc.offs)
+        self.assertIn('still powered on after 1.0 s', str(error))
+
+
+class TestFenceAgent(base.BaseTestCase):
+    """A fence agent is a program reading name=value lines on stdin."""
+
+    def setUp(self):
+        super().setUp()
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.log = os.path.join(self.directory, 'stdin')
+        self.power = os.path.join(self.directory, 'power')
+
+    def agent(self, status_exit):
+        """An agent that logs its input; status exits ``status_exit``."""
+        path = os.path.join(self.directory, 'fence_test')
+        with open(path, 'w') as script:
+            script.write(
+                '#!/bin/sh\ncat >> %s\n'
+                'grep -q "^action=status" %s && exit %d\nexit 0\n'
+                % (self.log, self.log, status_exit))
+        os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+        return path
+
+    def driver(self, agent):
+        settings = monitor_conf.HostSettings(
+            host='compute-1', fence_driver='fence_agent',
+            bmc_address='192.0.2.10', bmc_port=623, bmc_username='admin',
+            bmc_password='secret', management_address=None,
+            fence_agent=agent, fence_agent_options={'lanplus': '1'})
+        return fence_agent.FenceAgentDriver(settings, timeout=5)
+
+    def test_status_exit_codes_are_the_power(self):
+        self.assertEqual(drivers.ON,
+                         self.driver(self.agent(0)).power_state())
+        os.unlink(self.log)
+        self.assertEqual(drivers.OFF,
+                         self.driver(self.agent(2)).power_state())
+
+    def test_it_gets_the_standard_arguments(self):
+        self.driver(self.agent(0)).power_off()
+        with open(self.log) as stdin:
+            self.assertEqual('action=off\nip=192.0.2.10\nipport=623\n'
+                             'username=admin\npassword=secret\nlanplus=1\n',
+                             stdin.read())
+
+    def test_a_failing_agent_is_a_fence_error(self):
+        error = self.assertRaises(drivers.FenceError,
+                                  self.driver(self.agent(1)).power_state)
+        self.assertIn('exit 1', str(error))
+
+    def test_a_missing_agent_is_a_fence_error(self):
+        error = self.assertRaises(
+            drivers.FenceError,
+            self.driver(os.path.join(self.directory, 'nothing')).power_off)
+        self.assertIn('nothing off', str(error))
+
+
+class TestLeaderLock(base.BaseTestCase):
+
+    def conf(self, text=''):
+        directory = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(directory, 'nova_forcedown.conf')
+        with open(path, 'w') as config:
+            config.write('[DEFAULT]\nstate_path = %s\n%s' % (directory, text))
+        return nf_conf.make_conf(['--config-file', path]), directory
+
+    def test_the_db_driver_locks_a_file(self):
+        conf, directory = self.conf()
+        self.assertEqual('file://' + os.path.join(directory, 'monitor-locks'),
+                         leadership.lock_url(conf))
+
+    def test_redis_locks_expire_after_the_leader_timeout(self):
+        conf, _ = self.conf('servicegroup_driver = tooz\n'
+                            '[coordination]\n'
+                            'backend_url = redis://127.0.0.1:6379?db=2\n'
+                            '[monitor]\nleader_timeout = 3\n')
+        self.assertEqual('redis://127.0.0.1:6379?db=2&lock_timeout=3',
+                         leadership.lock_url(conf))
+
+    def test_host_sections_fill_in_from_monitor(self):
+        conf, _ = self.conf('[monitor]\nbmc_username = admin\n'
+                            'bmc_port = 6230\n'
+                            '[monitor_host:compute-1]\n'
+                            'bmc_address = 192.0.2.1\nbmc_port = 6231\n')
+        settings = monitor_conf.host_settings(conf, 'compute-1')
+        self.assertEqual(('192.0.2.1', 6231, 'admin', 'ipmi'),
+                         (settings.bmc_address, settings.bmc_port,
+                          settings.bmc_username, settings.fence_driver))
+        other = monitor_conf.host_settings(conf, 'compute-2')
+        self.assertEqual((None, 6230), (other.bmc_address, other.bmc_port))
