@@ -15,7 +15,7 @@ from oslo_config import types
 GROUP = 'monitor'
 HOST_GROUP_PREFIX = 'monitor_host:'
 # How the configuration reference names the sections.
-HOST_GROUP_TEMPLATE = HOST_GROUP_PREFIX + 'HOSTNAME'
+HOST_GROUP_TEMPLATE = HOST_GROUP_PREFIX + 'hostname'
 
 # How the monitor confirms that a host whose service is down has failed.
 BMC = 'bmc'

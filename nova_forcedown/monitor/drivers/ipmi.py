@@ -27,7 +27,8 @@ class IpmiDriver(base.FenceDriver):
     def _call(self, request):
         settings = self.settings
         if not settings.bmc_address:
-            raise base.FenceError('no bmc_address')
+            raise base.FenceError('no bmc_address in [monitor_host:%s]'
+                                  % settings.host)
         try:
             with _SESSIONS:
                 answer = request(command.Command(
