@@ -19,6 +19,7 @@ from stevedore import exception as stevedore_exc
 
 from nova_forcedown import condition_log
 from nova_forcedown.conf import monitor as monitor_conf
+from nova_forcedown import context as nf_context
 from nova_forcedown import exception
 from nova_forcedown.monitor import confirmation
 from nova_forcedown.monitor import detection
@@ -83,8 +84,10 @@ class Monitor(periodic.Ticker):
         if not leading:
             return
         failure = None
-        # A request id per look, which the history shows for its steps.
+        # A request id per look, which the history shows for its steps and
+        # the log for its lines.
         self._context = recovery.monitor_context()
+        nf_context.make_current(self._context)
         try:
             self.look()
         except exception.DatabaseUnavailable as exc:
