@@ -16,6 +16,7 @@ import testtools
 
 from tests.fixtures import monitored_hosts
 from tests.fixtures import processes
+from tests.fixtures import redis_servers
 
 MONITOR_USER = 'nova-forcedown-monitor'
 
@@ -30,7 +31,10 @@ class MonitorTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.cloud = self.useFixture(monitored_hosts.MonitoredHosts(
-            self.racks, self.monitor_options))
+            self.racks, self.monitor_options, self.more_config()))
+
+    def more_config(self):
+        return ''
 
     def power_off(self, host):
         result = self.cloud.ipmitool(host, 'chassis', 'power', 'off')
@@ -149,3 +153,62 @@ class TestMonitorFailover(MonitorTestCase):
         # One fence and one force-down, by whichever monitor led.
         self.assertEqual(1, history.count('| fence '))
         self.assertEqual(1, history.count('| force-down '))
+
+
+class ToozTestCase(MonitorTestCase):
+    """Liveness in a Redis of the test's own, which the test can stop."""
+
+    racks = {'rack-a': 4}
+
+    def more_config(self):
+        self.redis = self.useFixture(redis_servers.RedisServer())
+        return ('[DEFAULT]\nservicegroup_driver = tooz\n'
+                '[coordination]\nbackend_url = %s\n'
+                'database_report_interval = 2\n'
+                % redis_servers.backend_url(self.redis.port, 'monitor'))
+
+
+class TestToozLiveness(ToozTestCase):
+
+    def test_a_dead_host_is_recovered(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.power_off('rack-a-3')
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == ['rack-a-3'], timeout=60)
+        self.assertRecovered('rack-a-3')
+
+    def test_the_leader_lock_passes_within_the_leader_timeout(self):
+        first = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(first, 'Leading')
+        second = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(second, 'Standing by')
+        first.stop(signal.SIGKILL)
+        killed = time.monotonic()
+        monitored_hosts.wait_for_log(second, 'Leading', timeout=30)
+        # [monitor] leader_timeout (5 s) and a look (0.5 s), with slack.
+        self.assertLess(time.monotonic() - killed, 10)
+
+
+class TestBlindMonitor(ToozTestCase):
+    """Redis away: hosts may look down for want of news.
+
+    The monitor, its lock kept in a file, must fence nothing meanwhile.
+    """
+
+    monitor_options = 'coordination_url = file://$state_path/locks'
+
+    def test_it_fences_nothing_until_it_sees_again(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.redis.stop()
+        self.power_off('rack-a-2')
+        output = monitored_hosts.wait_for_log(
+            monitor, 'the coordination backend cannot be read')
+        self.assertIn('Fencing nothing', output)
+        time.sleep(6)
+        self.assertEqual([], self.cloud.forced_down())
+        self.redis.start()
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == ['rack-a-2'], timeout=60)
+        self.assertRecovered('rack-a-2')
