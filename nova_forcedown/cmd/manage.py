@@ -12,14 +12,18 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 import prettytable
 from sqlalchemy import exc as sa_exc
+from stevedore import exception as stevedore_exc
 
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.conf import database as nf_database
+from nova_forcedown.conf import monitor as monitor_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import purge as db_purge
 from nova_forcedown.db import schema
 from nova_forcedown import exception
+from nova_forcedown.monitor.drivers import base as fence_drivers
+from nova_forcedown.monitor import recovery as monitor_recovery
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
 from nova_forcedown import objects
@@ -330,6 +334,28 @@ def _host_reset_state(conf):
                         % (len(changes), host, state))
 
 
+def _host_power_on(conf):
+    """Switch a fenced HOST back on through its BMC, and record it.
+
+    With the fence driver and BMC of its [monitor_host:HOST] section.
+    """
+    schema.check_migrated()
+    host = conf.command.host_name
+    settings = monitor_conf.host_settings(conf, host)
+    try:
+        driver = fence_drivers.load(settings, conf.monitor.fence_timeout)
+        driver.power_on()
+    except stevedore_exc.NoMatches:
+        raise exception.Invalid('[monitor] fence_driver %r does not exist'
+                                % settings.fence_driver)
+    except fence_drivers.FenceError as exc:
+        raise exception.Invalid('cannot switch %s on: %s' % (host, exc))
+    monitor_recovery.record_unfence(nf_context.get_operator_context(), host)
+    print('Host %s is switched on. Once its agent heartbeats and has cleaned '
+          'up after the evacuations, clear its force-down: "service '
+          'force-down %s --unset".' % (host, host))
+
+
 def _print_host_changes(changes, summary):
     """A row per server changed, each state as "old -> new" if it moved."""
     def shown(change, field):
@@ -365,6 +391,12 @@ def _add_host_parsers(subparsers):
     reset.add_argument('--active', action='store_true',
                        help='Reset to active rather than error.')
     reset.set_defaults(func=_host_reset_state)
+    power_on = commands.add_parser(
+        'power-on', help='Switch a fenced HOST back on through the BMC of '
+                         'its [monitor_host:HOST] section, and record it in '
+                         'its history.')
+    power_on.add_argument('host_name', metavar='HOST')
+    power_on.set_defaults(func=_host_power_on)
 
 
 AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',

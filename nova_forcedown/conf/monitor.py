@@ -89,6 +89,16 @@ MONITOR_OPTS = [
     cfg.IntOpt('max_in_flight', default=10, min=1,
                help='Evacuations the monitor keeps under way at once, over '
                     'every host it recovers; the rest wait their turn.'),
+    cfg.BoolOpt('restore', default=False,
+                help='Bring a recovered host back by itself: switch it on '
+                     'once none of its servers is left to evacuate or '
+                     'being rebuilt elsewhere, and clear its force-down '
+                     'once its agent heartbeats again and has cleaned up '
+                     'after the evacuations (the force-up guard agrees). '
+                     'Off (the default): an operator does both, '
+                     '"nova-forcedown-manage host power-on HOST" then '
+                     '"openstack compute service set --up HOST '
+                     'nova-compute", once the host is repaired.'),
     cfg.StrOpt('coordination_url', secret=True,
                help='tooz URL of the lock that elects the one monitor that '
                     'acts when several run. Unset: [coordination] '

@@ -68,6 +68,8 @@ class Monitor(periodic.Ticker):
         self._leading = None
         # host -> (what was last said of it, when it was judged).
         self._said = {}
+        # host -> why it could not be switched back on, last said.
+        self._restore_failed = {}
 
     @property
     def limit(self):
@@ -166,24 +168,73 @@ class Monitor(periodic.Ticker):
                     'found powered off' if already_off else 'powered off')
 
     def evacuate(self, services):
-        """Start evacuations from the hosts it recovers, within the bound."""
+        """Go on with the hosts it recovers: evacuate, then restore.
+
+        Evacuations start within the bound; a host with nothing left to
+        evacuate nor being rebuilt is restored when [monitor] restore
+        says so.
+        """
         hosts = recovery.recovering(self._context, services)
         if not hosts:
             return
         budget = (self._conf.monitor.max_in_flight -
                   recovery.under_way(self._context, hosts))
         for host in hosts:
-            for server in recovery.left_on(self._context, self._conf, host):
-                if budget <= 0:
-                    return
-                try:
-                    recovery.evacuate(self._context, self._conf,
-                                      self._servicegroup, server)
-                except recovery.REFUSALS as exc:
-                    LOG.warning('Server %s of host %s is not evacuated: %s',
-                                server.uuid, host, exc)
-                    continue
-                budget -= 1
+            left = recovery.left_on(self._context, self._conf, host)
+            for server in left[:max(budget, 0)]:
+                budget -= self._evacuated(host, server)
+            if (not left and self._conf.monitor.restore and
+                    not recovery.under_way(self._context, [host])):
+                self.restore(next(service for service in services
+                                  if service.host == host))
+
+    def _evacuated(self, host, server):
+        """1 once ``server``'s evacuation is accepted, 0 if refused."""
+        try:
+            recovery.evacuate(self._context, self._conf, self._servicegroup,
+                              server)
+        except recovery.REFUSALS as exc:
+            LOG.warning('Server %s of host %s is not evacuated: %s',
+                        server.uuid, host, exc)
+            return 0
+        return 1
+
+    def restore(self, service):
+        """Switch a recovered host on; force it up once its agent is back.
+
+        The force-up guard refuses while evacuations away from it are not
+        yet cleaned up by its agent: the next look tries again.
+        """
+        host = service.host
+        settings = monitor_conf.host_settings(self._conf, host)
+        if not self._servicegroup.heartbeating([service]):
+            self._switch_on(host, settings)
+            return
+        try:
+            recovery.force_up(self._context, self._conf, host)
+        except exception.Conflict:
+            return
+        LOG.warning('Host %s is back: its agent heartbeats and cleaned up '
+                    'after the evacuations; its force-down is cleared.',
+                    host)
+
+    def _switch_on(self, host, settings):
+        try:
+            driver = drivers.load(settings, self._conf.monitor.fence_timeout)
+            if driver.power_state() == drivers.ON:
+                return
+            driver.power_on()
+        except (drivers.FenceError, stevedore_exc.NoMatches) as exc:
+            why = str(exc)
+            if self._restore_failed.get(host) != why:
+                LOG.error('Host %s cannot be switched back on: %s.', host,
+                          why)
+            self._restore_failed[host] = why
+            return
+        self._restore_failed.pop(host, None)
+        recovery.record_unfence(self._context, host)
+        LOG.warning('Host %s has no server left to evacuate: switched back '
+                    'on ([monitor] restore).', host)
 
     def _power(self, driver):
         try:

@@ -24,6 +24,7 @@ from nova_forcedown.scheduler import host_selection
 MONITOR_USER = 'nova-forcedown-monitor'
 
 FENCE_EVENT = 'fence'
+UNFENCE_EVENT = 'unfence'
 FORCE_DOWN_EVENTS = ('force-down', 'clear-force-down')
 
 # The servers an evacuation of the monitor starts from: a server in error
@@ -45,6 +46,18 @@ def record_fence(context, host, already_off):
     """The fence in the host's history: it was switched off, or found off."""
     service_history.record(context, host, FENCE_EVENT, [service_history.Change(
         'power', 'off' if already_off else 'on', 'off')])
+
+
+def record_unfence(context, host):
+    """The host switched back on, in its history."""
+    service_history.record(context, host, UNFENCE_EVENT, [
+        service_history.Change('power', 'off', 'on')])
+
+
+def force_up(context, conf, host):
+    """Clear ``host``'s force-down; the force-up guard may refuse."""
+    return service_obj.Service.update_compute(
+        context, {'forced_down': False}, host=host, conf=conf)
 
 
 def force_down(context, conf, host):

@@ -58,6 +58,16 @@ class API:
         is_up = self.liveness()
         return [service for service in services if is_up(service)]
 
+    def heartbeating(self, services):
+        """Those of ``services`` whose agent heartbeats, forced down or not.
+
+        A forced-down service is down whatever its heartbeats say; this
+        says whether it would be up without the flag: its host is back.
+        """
+        driver_is_up = self._driver.liveness()
+        return [service for service in services
+                if driver_is_up(service._replace(forced_down=False))]
+
     def blind_spot(self):
         """Why liveness cannot be trusted now, or None.
 

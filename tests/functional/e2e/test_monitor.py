@@ -40,6 +40,16 @@ class MonitorTestCase(testtools.TestCase):
         result = self.cloud.ipmitool(host, 'chassis', 'power', 'off')
         self.assertEqual(0, result.returncode, result.stderr)
 
+    def recover(self, host):
+        """Start a monitor, kill ``host``, see it recovered; the monitor."""
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.power_off(host)
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == [host], timeout=60)
+        self.assertRecovered(host)
+        return monitor
+
     def assertRecovered(self, host):
         """Every server of the cloud runs once, none of them on ``host``."""
         def recovered():
@@ -131,6 +141,52 @@ class TestFenceAgent(MonitorTestCase):
             lambda: self.cloud.forced_down() == ['rack-a-1'], timeout=60)
         self.assertRecovered('rack-a-1')
         self.assertIn('fence', self.cloud.history('rack-a-1'))
+
+
+class TestComingBack(MonitorTestCase):
+    """After the recovery: the host switched on again, then forced up."""
+
+    racks = {'rack-a': 3}
+
+    def test_an_operator_switches_it_on_and_forces_it_up(self):
+        self.recover('rack-a-2')
+        result = self.cloud.manage('host', 'power-on', 'rack-a-2')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn('Host rack-a-2 is switched on', result.stdout)
+        # Its agent boots it empty, cleans up and heartbeats: the
+        # force-up guard then lets it up.
+        processes.wait_until(lambda: self.cloud.manage(
+            'service', 'force-down', 'rack-a-2', '--unset').returncode == 0,
+            timeout=60)
+        processes.wait_until(
+            lambda: self.cloud.states().get('rack-a-2') == 'up', timeout=30)
+        self.assertIn('unfence', self.cloud.history('rack-a-2'))
+        self.assertRecovered('rack-a-2')
+
+
+class TestRestore(MonitorTestCase):
+
+    racks = {'rack-a': 3}
+    monitor_options = 'restore = true'
+
+    def test_the_monitor_brings_it_back_by_itself(self):
+        monitor = self.recover('rack-a-3')
+        processes.wait_until(
+            lambda: self.cloud.states().get('rack-a-3') == 'up', timeout=60)
+        self.assertEqual([], self.cloud.forced_down())
+        history = self.cloud.history('rack-a-3')
+        for event in ('unfence', 'clear-force-down'):
+            self.assertIn(event, history)
+        status = self.cloud.ipmitool('rack-a-3', 'chassis', 'power',
+                                     'status')
+        self.assertIn('Chassis Power is on', status.stdout)
+        self.assertIn('Host rack-a-3 is back', monitor.output())
+        # Back, it is watched again: a second failure is recovered too.
+        self.power_off('rack-a-3')
+        processes.wait_until(
+            lambda: self.cloud.history('rack-a-3').count('| fence ') == 2,
+            timeout=60)
+        self.assertRecovered('rack-a-3')
 
 
 class TestMonitorFailover(MonitorTestCase):
