@@ -25,6 +25,13 @@ PROBE = 'probe'
 EVACUATE_ALL = 'all'
 EVACUATE_TAGGED = 'tagged'
 
+# Where they go, in Masakari's words: any valid host, reserved hosts only,
+# or one first and the other when it has no room.
+AUTO = 'auto'
+RESERVED_HOST = 'reserved_host'
+AUTO_PRIORITY = 'auto_priority'
+RH_PRIORITY = 'rh_priority'
+
 # The fraction of a zone it fences at most when [fencing]
 # max_forced_down_fraction is unset.
 DEFAULT_MAX_FAILED_FRACTION = 0.5
@@ -86,6 +93,20 @@ MONITOR_OPTS = [
                          'evacuable=true, as Masakari and fence_evacuate '
                          'tag them')),
                help='Which servers of a failed host are evacuated.'),
+    cfg.StrOpt('recovery_method', default=AUTO,
+               choices=((AUTO, 'any host the scheduler chooses'),
+                        (RESERVED_HOST, 'only the reserved_hosts'),
+                        (AUTO_PRIORITY, 'any host, else a reserved one'),
+                        (RH_PRIORITY, 'a reserved host, else any')),
+               help='Where evacuated servers go, as Masakari\'s recovery '
+                    'methods say. A reserved host is enabled (and recorded '
+                    'so) when the first server is evacuated onto it.'),
+    cfg.ListOpt('reserved_hosts', default=[],
+                help='Compute hosts kept for recovery, in the order they '
+                     'are filled. Keep their services disabled so that '
+                     'they take no new servers; the monitor enables one '
+                     'when it needs it. A reserved host that is down, '
+                     'forced down or full is passed over.'),
     cfg.IntOpt('max_in_flight', default=10, min=1,
                help='Evacuations the monitor keeps under way at once, over '
                     'every host it recovers; the rest wait their turn.'),

@@ -70,6 +70,8 @@ class Monitor(periodic.Ticker):
         self._said = {}
         # host -> why it could not be switched back on, last said.
         self._restore_failed = {}
+        # Servers found with nowhere to go, said once.
+        self._no_room = set()
 
     @property
     def limit(self):
@@ -189,14 +191,23 @@ class Monitor(periodic.Ticker):
                                   if service.host == host))
 
     def _evacuated(self, host, server):
-        """1 once ``server``'s evacuation is accepted, 0 if refused."""
+        """1 once ``server``'s evacuation is accepted, else 0."""
         try:
-            recovery.evacuate(self._context, self._conf, self._servicegroup,
-                              server)
+            migration = recovery.evacuate(self._context, self._conf,
+                                          self._servicegroup, server)
         except recovery.REFUSALS as exc:
             LOG.warning('Server %s of host %s is not evacuated: %s',
                         server.uuid, host, exc)
             return 0
+        if migration is None:
+            if server.uuid not in self._no_room:
+                LOG.warning('Server %s of host %s waits: no destination of '
+                            '[monitor] recovery_method %s has room for it.',
+                            server.uuid, host,
+                            self._conf.monitor.recovery_method)
+            self._no_room.add(server.uuid)
+            return 0
+        self._no_room.discard(server.uuid)
         return 1
 
     def restore(self, service):

@@ -12,6 +12,7 @@ done twice: a server evacuated has left the host.
 from nova_forcedown import context as nf_context
 from nova_forcedown import exception
 from nova_forcedown.conf import monitor as monitor_conf
+from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
@@ -114,15 +115,67 @@ def tagged(server):
             str(specs.get('evacuable', '')).lower() in _TRUE)
 
 
-def evacuate(context, conf, servicegroup, server):
-    """Evacuate ``server`` where the scheduler says; its migration.
+def destinations(conf):
+    """The destinations to try, in [monitor] recovery_method's order.
 
-    A refusal (the server changed meanwhile) is a domain error the
-    caller reports.
+    None for the scheduler's choice, else a reserved host's name.
     """
-    plan = host_selection.evacuation_plan(context, conf, servicegroup,
-                                          server)
-    return evacuation.evacuate(context, plan, server)
+    reserved = list(conf.monitor.reserved_hosts)
+    return {monitor_conf.AUTO: [None],
+            monitor_conf.RESERVED_HOST: reserved,
+            monitor_conf.AUTO_PRIORITY: [None] + reserved,
+            monitor_conf.RH_PRIORITY: reserved + [None],
+            }[conf.monitor.recovery_method]
+
+
+def evacuate(context, conf, servicegroup, server):
+    """Evacuate ``server`` to the first destination with room.
+
+    Returns its migration, or None when no destination has room (the
+    server stays, for a later look: it is never sent to error for want
+    of a host). A reserved host is enabled first, as Masakari enables it.
+    A refusal (the server changed meanwhile) is a domain error the caller
+    reports.
+    """
+    for host in destinations(conf):
+        plan = _plan(context, conf, servicegroup, server, host)
+        if plan is None or not plan.choices:
+            continue
+        if host is not None:
+            _enable(context, conf, host)
+        return evacuation.evacuate(context, plan, server, host=host,
+                                   force=host is not None)
+    return None
+
+
+def _plan(context, conf, servicegroup, server, host):
+    """The plan to ``host``, None unless it is up with room.
+
+    A reserved host is disabled until used, so it is named with force
+    (the filters skipped, as Masakari's evacuation to it skips them in
+    effect by enabling it), its liveness and room checked here.
+    """
+    if host is None:
+        return host_selection.evacuation_plan(context, conf, servicegroup,
+                                              server)
+    if host == server.host or not servicegroup.up_of(
+            service_obj.ServiceList.get_records(
+                context, host=host, binary=service_obj.COMPUTE_BINARY,
+                include_api=False)):
+        return None
+    if not compute_node_obj.room_for(context, server, [host]):
+        return None
+    return host_selection.evacuation_plan(context, conf, servicegroup,
+                                          server, host, force=True)
+
+
+def _enable(context, conf, host):
+    service = service_obj.Service.get_by_host_and_binary(
+        context, host, service_obj.COMPUTE_BINARY)
+    if service.disabled:
+        service_obj.Service.update_compute(
+            context, {'disabled': False, 'disabled_reason': None},
+            host=host, conf=conf)
 
 
 REFUSALS = (exception.Conflict, exception.Invalid, exception.NotFound)

@@ -54,8 +54,7 @@ class MonitorTestCase(testtools.TestCase):
         """Every server of the cloud runs once, none of them on ``host``."""
         def recovered():
             copies = self.cloud.running_copies()
-            return (len(copies) == len(self.cloud.hosts) *
-                    monitored_hosts.SERVERS_PER_HOST and copies)
+            return len(copies) == self.cloud.servers and copies
         copies = processes.wait_until(recovered, timeout=60)
         self.assertTrue(copies, self.cloud.guests())
         for uuid, hosts in copies.items():
@@ -187,6 +186,29 @@ class TestRestore(MonitorTestCase):
             lambda: self.cloud.history('rack-a-3').count('| fence ') == 2,
             timeout=60)
         self.assertRecovered('rack-a-3')
+
+
+class TestReservedHost(MonitorTestCase):
+    """Masakari's reserved_host: servers go to a host kept disabled."""
+
+    racks = {'rack-a': 2, 'spare': (1, 0)}
+    monitor_options = ('recovery_method = reserved_host\n'
+                       'reserved_hosts = spare-1')
+
+    def test_servers_go_to_the_reserved_host_which_is_enabled(self):
+        result = self.cloud.manage('service', 'disable', 'spare-1',
+                                   '--reason', 'reserved for recovery')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.recover('rack-a-1')
+        copies = self.cloud.running_copies()
+        moved = [hosts[0] for hosts in copies.values()
+                 if hosts[0] == 'spare-1']
+        self.assertEqual(monitored_hosts.SERVERS_PER_HOST, len(moved))
+        self.assertEqual('enabled',
+                         self.cloud.services()['spare-1']['Status'])
+        history = self.cloud.history('spare-1')
+        self.assertIn('| enable ', history)
+        self.assertIn(MONITOR_USER, history)
 
 
 class TestMonitorFailover(MonitorTestCase):
