@@ -75,20 +75,25 @@ class _Sha1Session(serversession.ServerSession):
 class HostBmc(bmc.Bmc):
     """The BMC of one simulated host: its power, in the state directory."""
 
-    def __init__(self, state_dir, host, port, username, password):
+    def __init__(self, state_dir, host, port, username, password,
+                 stuck=False):
         super().__init__({username: password}, port=port,
                          address='127.0.0.1')
         self.state_dir = state_dir
         self.host = host
+        self.stuck = stuck
 
     def get_power_state(self):
         return read_power(self.state_dir, self.host)
 
     def power_off(self):
-        write_power(self.state_dir, self.host, OFF)
+        # A stuck BMC takes the command and does nothing, as a broken
+        # power supply or firmware does.
+        if not self.stuck:
+            write_power(self.state_dir, self.host, OFF)
 
     def power_shutdown(self):
-        write_power(self.state_dir, self.host, OFF)
+        self.power_off()
 
     def power_on(self):
         write_power(self.state_dir, self.host, ON)
@@ -113,6 +118,10 @@ def _arguments(argv):
     parser.add_argument('--port', type=int, default=6230,
                         help='The UDP port of host 1; host i is on port + '
                              'i - 1.')
+    parser.add_argument('--stuck', action='append', default=[],
+                        metavar='HOST',
+                        help='A host whose BMC takes a power-off and does '
+                             'nothing (a fence that fails); repeatable.')
     parser.add_argument('--username', default=DEFAULT_USERNAME)
     parser.add_argument('--password', default=DEFAULT_PASSWORD)
     return parser.parse_args(argv)
@@ -125,7 +134,7 @@ def main(argv=None):
     for index in range(1, args.hosts + 1):
         host = '%s%d' % (args.host_prefix, index)
         HostBmc(args.state_dir, host, args.port + index - 1, args.username,
-                args.password)
+                args.password, stuck=host in args.stuck)
         print('BMC of %s on 127.0.0.1:%d' % (host, args.port + index - 1),
               flush=True)
     bmc.Bmc.listen()

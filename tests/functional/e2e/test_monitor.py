@@ -10,8 +10,10 @@ cannot read, and a zone that seems to fail all at once.
 
 import shutil
 import signal
+import socket
 import time
 
+import fixtures
 import testtools
 
 from tests.fixtures import monitored_hosts
@@ -27,11 +29,13 @@ class MonitorTestCase(testtools.TestCase):
 
     racks = {'rack-a': 3, 'rack-b': 1}
     monitor_options = ''
+    stuck = ()
 
     def setUp(self):
         super().setUp()
         self.cloud = self.useFixture(monitored_hosts.MonitoredHosts(
-            self.racks, self.monitor_options, self.more_config()))
+            self.racks, self.monitor_options, self.more_config(),
+            stuck=self.stuck))
 
     def more_config(self):
         return ''
@@ -186,6 +190,55 @@ class TestRestore(MonitorTestCase):
             lambda: self.cloud.history('rack-a-3').count('| fence ') == 2,
             timeout=60)
         self.assertRecovered('rack-a-3')
+
+
+class TestFailedFence(MonitorTestCase):
+    """A host that hangs powered on, whose BMC will not switch it off."""
+
+    stuck = ('rack-b-1',)
+
+    def more_config(self):
+        self.silent = self.useFixture(SilentAddress())
+        return ('[monitor]\nconfirm_with = bmc,probe\n'
+                'probe_port = %d\nprobe_timeout = 0.5\n'
+                'fence_timeout = 1\nfence_retries = 1\n'
+                '[monitor_host:rack-b-1]\nmanagement_address = 127.0.0.1\n'
+                % self.silent.port)
+
+    def test_it_is_neither_forced_down_nor_evacuated(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.cloud.rack_of('rack-b-1').agent.stop(signal.SIGKILL)
+        output = monitored_hosts.wait_for_log(monitor, 'its fence failed')
+        self.assertIn('Host rack-b-1 has failed: its management address '
+                      'does not answer and its BMC says it is powered on',
+                      output)
+        self.assertIn('still powered on after 1.0 s', output)
+        self.assertEqual([], self.cloud.forced_down())
+        self.assertNotIn('| evacuate ', self.cloud.history('rack-b-1'))
+
+
+class SilentAddress(fixtures.Fixture):
+    """A loopback port where a connection is neither made nor refused.
+
+    Its listener's queue is full and never accepted from, so the kernel
+    drops new connections' SYNs, as a host that hangs does.
+    """
+
+    def _setUp(self):
+        self.listener = socket.socket()
+        self.listener.bind(('127.0.0.1', 0))
+        self.listener.listen(0)
+        self.port = self.listener.getsockname()[1]
+        self.addCleanup(self.listener.close)
+        self.queued = []
+        for _ in range(3):
+            client = socket.socket()
+            client.setblocking(False)
+            client.connect_ex(('127.0.0.1', self.port))
+            self.queued.append(client)
+            self.addCleanup(client.close)
+        time.sleep(0.2)
 
 
 class TestReservedHost(MonitorTestCase):
