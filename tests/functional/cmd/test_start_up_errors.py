@@ -50,7 +50,8 @@ class TestHelp(StartUpErrorTestCase):
         for name, words in (('nova-forcedown-api', 'compute API'),
                             ('nova-forcedown-compute', 'heartbeat'),
                             ('nova-forcedown-manage', 'Administer'),
-                            ('nova-forcedown-status', 'ready')):
+                            ('nova-forcedown-status', 'ready'),
+                            ('nova-forcedown-monitor', 'fence a failed')):
             result = self.run_script(name, '--help')
             self.assertEqual(0, result.returncode, result.stderr)
             self.assertIn(words, result.stdout, name)
