@@ -17,20 +17,21 @@ class FenceFailed(Exception):
     """The host could not be seen powered off."""
 
 
-def fence(driver, timeout, retries, clock=time.monotonic, sleep=time.sleep):
+def fence(driver, timeout, retries, clock=time.monotonic, sleep=time.sleep,
+          power=None):
     """Switch the host of ``driver`` off and wait to see it off.
 
-    Returns whether it was already off. Each of ``retries + 1`` attempts
-    switches it off and reads its power until off, for up to ``timeout``
-    seconds. Raises FenceFailed with the last error.
+    Returns whether it was already off: ``power``, what its BMC just said,
+    or read now. Each of ``retries + 1`` attempts switches it off and reads
+    its power until off, for up to ``timeout`` seconds. Raises FenceFailed
+    with the last error.
     """
+    last = 'still powered on'
     try:
-        if driver.power_state() == base.OFF:
+        if (power or driver.power_state()) == base.OFF:
             return True
     except base.FenceError as exc:
         last = exc
-    else:
-        last = 'still powered on'
     for _ in range(retries + 1):
         try:
             driver.power_off()

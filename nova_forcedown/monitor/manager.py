@@ -142,8 +142,8 @@ class Monitor(periodic.Ticker):
             self._tell(host, 'its fence_driver %r does not exist; not '
                              'fenced' % settings.fence_driver)
             return
-        verdict = confirmation.judge(self._conf.monitor.confirm_with,
-                                     self._power(driver),
+        power = self._power(driver)
+        verdict = confirmation.judge(self._conf.monitor.confirm_with, power,
                                      self._probe(settings))
         if not verdict.failed:
             self._tell(host, verdict.why)
@@ -152,7 +152,8 @@ class Monitor(periodic.Ticker):
         try:
             already_off = fencing.fence(driver,
                                         self._conf.monitor.fence_timeout,
-                                        self._conf.monitor.fence_retries)
+                                        self._conf.monitor.fence_retries,
+                                        power=power)
         except fencing.FenceFailed as exc:
             self._tell(host, 'its fence failed (%s): not forced down, its '
                              'servers not evacuated' % exc, logging.ERROR)

@@ -143,6 +143,13 @@ class TestFence(base.BaseTestCase):
         self.assertTrue(self.fence(bmc))
         self.assertEqual(0, bmc.offs)
 
+    def test_a_power_just_read_is_not_read_again(self):
+        bmc = ScriptedBmc([drivers.ON])
+        clock = Clock()
+        self.assertTrue(fencing.fence(bmc, 1.0, 0, clock=clock,
+                                      sleep=clock.sleep, power=drivers.OFF))
+        self.assertEqual(0, bmc.offs)
+
     def test_switched_off_and_seen_off(self):
         bmc = ScriptedBmc([drivers.ON, drivers.ON, drivers.OFF])
         self.assertFalse(self.fence(bmc))
