@@ -34,6 +34,14 @@ from tools.benchmark import seeding
 POLL = 0.02
 DEAD = 'dead-1'
 
+_FORCED_DOWN = sa.text('SELECT forced_down FROM services '
+                       'WHERE host = :host AND deleted = 0')
+# The dead host's servers, rebuilt on another host.
+_ACTIVE_ELSEWHERE = sa.text(
+    "SELECT count(*) FROM instances WHERE host <> :host AND "
+    "vm_state = 'active' AND task_state IS NULL AND hostname LIKE :names "
+    "AND deleted = 0")
+
 
 def _arguments(argv):
     parser = argparse.ArgumentParser(prog='monitor_recovery')
@@ -89,15 +97,12 @@ def _timed_recovery(cloud, engine, servers):
     deadline = started + 120
     while time.monotonic() < deadline:
         with engine.connect() as connection:
-            if forced_down is None and connection.exec_driver_sql(
-                    "SELECT forced_down FROM services WHERE host = '%s' "
-                    "AND deleted = 0" % DEAD).scalar():
+            if forced_down is None and connection.execute(
+                    _FORCED_DOWN, {'host': DEAD}).scalar():
                 forced_down = time.monotonic() - started
-            active = connection.exec_driver_sql(
-                "SELECT count(*) FROM instances WHERE host <> '%s' AND "
-                "vm_state = 'active' AND task_state IS NULL AND "
-                "hostname LIKE '%s-server-%%' AND deleted = 0"
-                % (DEAD, DEAD)).scalar()
+            active = connection.execute(
+                _ACTIVE_ELSEWHERE,
+                {'host': DEAD, 'names': DEAD + '-server-%'}).scalar()
         if forced_down is not None and active == servers:
             return forced_down, time.monotonic() - started
         time.sleep(POLL)
