@@ -1,0 +1,127 @@
+"""No false fence: the monitor watching a cloud whose parts keep failing.
+
+    python -m tools.benchmark.monitor_soak [--minutes 30] [--seed N]
+
+A cloud of five simulated hosts with BMCs (tests/fixtures/monitored_hosts.py)
+on PostgreSQL behind a TCP proxy, liveness in a Redis of its own (the tooz
+driver), and one monitor. Until the time is up, one disruption after
+another, each lasting 3 to 8 s, then 5 to 15 s of calm: an agent killed
+and started again, Redis stopped and started (empty), the database cut at
+the proxy and restored, the monitor killed and started again. No host is
+ever switched off, so every fence would be a false one. Prints what was
+done, and the fences and force-downs found in the hosts' histories at the
+end (both must be none).
+"""
+
+import argparse
+import collections
+import random
+import signal
+import sys
+import time
+
+from tests.fixtures import monitored_hosts
+from tests.fixtures import redis_servers
+from tests.fixtures import server_database
+from tests.fixtures import tcp_proxy
+
+RACKS = {'rack-a': 3, 'rack-b': 2}
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(prog='monitor_soak')
+    parser.add_argument('--minutes', type=float, default=30)
+    parser.add_argument('--seed', type=int, default=None)
+    return parser.parse_args(argv)
+
+
+class Soak:
+
+    def __init__(self, randomness):
+        self.random = randomness
+        self.done = collections.Counter()
+        self.database = server_database.ServerDatabase('postgresql')
+        self.database.setUp()
+        self.proxy = tcp_proxy.TCPProxy(self.database.url.port or 5432)
+        self.proxy.setUp()
+        self.redis = redis_servers.RedisServer()
+        self.redis.setUp()
+        self.cloud = monitored_hosts.MonitoredHosts(
+            RACKS, more_config=(
+                '[DEFAULT]\nservicegroup_driver = tooz\n'
+                '[coordination]\nbackend_url = %s\n'
+                'database_report_interval = 2\n'
+                % redis_servers.backend_url(self.redis.port, 'soak')),
+            database_url=self.database.url_via(self.proxy.port))
+        self.cloud.setUp()
+        self.monitors = [self.cloud.start_monitor()]
+
+    def close(self):
+        for fixture in (self.cloud, self.redis, self.proxy, self.database):
+            fixture.cleanUp()
+
+    def agent_restart(self):
+        rack = self.random.choice(self.cloud.racks)
+        rack.agent.stop(signal.SIGKILL)
+        self._pause()
+        self.cloud.restart_agent(rack)
+
+    def redis_blip(self):
+        self.redis.stop()
+        self._pause()
+        self.redis.start()
+
+    def database_blip(self):
+        self.proxy.cut()
+        self._pause()
+        self.proxy.restore()
+
+    def monitor_restart(self):
+        self.monitors[-1].stop(signal.SIGKILL)
+        self._pause()
+        self.monitors.append(self.cloud.start_monitor())
+
+    def _pause(self):
+        time.sleep(self.random.uniform(3, 8))
+
+    def run(self, seconds):
+        kinds = (self.agent_restart, self.redis_blip, self.database_blip,
+                 self.monitor_restart)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            disruption = self.random.choice(kinds)
+            disruption()
+            self.done[disruption.__name__] += 1
+            time.sleep(self.random.uniform(5, 15))
+
+    def verdict(self):
+        """(fences, hosts forced down, monitor lines that are tracebacks)."""
+        time.sleep(5)
+        fences = sum(self.cloud.history(host).count('| fence ')
+                     for host in self.cloud.hosts)
+        tracebacks = sum(monitor.output().count('Traceback')
+                         for monitor in self.monitors)
+        return fences, self.cloud.forced_down(), tracebacks
+
+
+def main(argv=None):
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    seed = args.seed if args.seed is not None else random.randrange(10**6)
+    soak = Soak(random.Random(seed))
+    try:
+        started = time.monotonic()
+        soak.run(args.minutes * 60)
+        fences, forced_down, tracebacks = soak.verdict()
+        print('seed %d, %.1f minutes: %s' % (
+            seed, (time.monotonic() - started) / 60,
+            ', '.join('%d %s' % (count, name.replace('_', ' '))
+                      for name, count in sorted(soak.done.items()))))
+        print('fences: %d; forced down: %s; tracebacks in the monitors\' '
+              'logs: %d' % (fences, forced_down or 'none', tracebacks))
+    finally:
+        soak.close()
+    return 0 if not fences and not forced_down else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
