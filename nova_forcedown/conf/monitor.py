@@ -61,15 +61,22 @@ MONITOR_OPTS = [
                  help='Seconds the probe waits for an answer.'),
     cfg.StrOpt('fence_driver', default='ipmi',
                help='How hosts are fenced, unless their section says '
-                    'otherwise: "ipmi" (IPMI 2.0 over LAN with pyghmi) or '
-                    '"fence_agent" (a ClusterLabs fence agent command, '
-                    'such as fence_ipmilan or fence_redfish).'),
-    cfg.PortOpt('bmc_port', default=623,
-                help='UDP port of the hosts\' BMCs (IPMI).'),
+                    'otherwise: "ipmi" (IPMI 2.0 over LAN with pyghmi), '
+                    '"redfish" (Redfish with sushy) or "fence_agent" (a '
+                    'ClusterLabs fence agent command, such as '
+                    'fence_ipmilan).'),
+    cfg.PortOpt('bmc_port',
+                help='Port of the hosts\' BMCs. Unset: 623 (UDP) for '
+                     'IPMI, 443 (TCP) for Redfish.'),
     cfg.StrOpt('bmc_username',
                help='User name on the hosts\' BMCs.'),
     cfg.StrOpt('bmc_password', secret=True,
                help='Password on the hosts\' BMCs.'),
+    cfg.StrOpt('redfish_scheme', default='https', choices=('https', 'http'),
+               help='How the redfish driver reaches the BMCs.'),
+    cfg.BoolOpt('redfish_verify', default=True,
+                help='Whether the redfish driver verifies the BMCs\' '
+                     'certificates (against the system\'s CAs).'),
     cfg.StrOpt('fence_agent',
                help='The fence agent command of the fence_agent driver, '
                     'e.g. fence_ipmilan. It gets the standard arguments on '
@@ -141,6 +148,14 @@ HOST_OPTS = [
     cfg.StrOpt('bmc_username', help='[monitor] bmc_username, for this host.'),
     cfg.StrOpt('bmc_password', secret=True,
                help='[monitor] bmc_password, for this host.'),
+    cfg.StrOpt('redfish_system',
+               help='Path of the host\'s system on its BMC, e.g. '
+                    '/redfish/v1/Systems/1 (redfish driver). Unset: the '
+                    'only system the BMC has.'),
+    cfg.StrOpt('redfish_scheme', choices=('https', 'http'),
+               help='[monitor] redfish_scheme, for this host.'),
+    cfg.BoolOpt('redfish_verify',
+                help='[monitor] redfish_verify, for this host.'),
     cfg.HostAddressOpt('management_address',
                        help='Address the probe connects to (confirm_with '
                             'probe).'),
@@ -153,7 +168,8 @@ HOST_OPTS = [
 HostSettings = collections.namedtuple('HostSettings', (
     'host', 'fence_driver', 'bmc_address', 'bmc_port', 'bmc_username',
     'bmc_password', 'management_address', 'fence_agent',
-    'fence_agent_options'))
+    'fence_agent_options', 'redfish_system', 'redfish_scheme',
+    'redfish_verify'))
 
 
 def register_opts(conf):

@@ -193,7 +193,8 @@ class TestFenceAgent(base.BaseTestCase):
             host='compute-1', fence_driver='fence_agent',
             bmc_address='192.0.2.10', bmc_port=623, bmc_username='admin',
             bmc_password='secret', management_address=None,
-            fence_agent=agent, fence_agent_options={'lanplus': '1'})
+            fence_agent=agent, fence_agent_options={'lanplus': '1'},
+            redfish_system=None, redfish_scheme='https', redfish_verify=True)
         return fence_agent.FenceAgentDriver(settings, timeout=5)
 
     def test_status_exit_codes_are_the_power(self):

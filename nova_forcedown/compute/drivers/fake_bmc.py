@@ -8,7 +8,10 @@ the agent, with the agent's ``--state-dir``, host prefix and host count::
     python -m nova_forcedown.compute.drivers.fake_bmc \\
         --state-dir /tmp/fake-hosts --hosts 3 --port 6230
 
-Host ``i`` answers on port ``port + i - 1``. The power state of host ``X``
+Host ``i`` answers on port ``port + i - 1``. With ``--redfish-port``, the
+same BMCs also answer Redfish over HTTP on that port, host ``X`` as the
+system ``/redfish/v1/Systems/X`` (power state and the ComputerSystem.Reset
+action, what sushy and fence_redfish use). The power state of host ``X``
 is the file ``<state-dir>/X.power`` (``on`` or ``off``; none is on), which
 the fake driver obeys: a host powered off stops heartbeating and runs
 nothing, as a real one; powered on, it comes back empty. The BMC outlives
@@ -16,9 +19,13 @@ the agent, as a real BMC outlives its host's operating system.
 """
 
 import argparse
+import base64
+import http.server
+import json
 import os
 import sys
 import tempfile
+import threading
 
 from pyghmi.ipmi import bmc
 from pyghmi.ipmi.private import serversession
@@ -105,6 +112,100 @@ class HostBmc(bmc.Bmc):
         write_power(self.state_dir, self.host, ON)
 
 
+_SYSTEMS = '/redfish/v1/Systems'
+_RESET = '/Actions/ComputerSystem.Reset'
+_OFF_RESETS = ('ForceOff', 'GracefulShutdown', 'PushPowerButton')
+
+
+class RedfishHandler(http.server.BaseHTTPRequestHandler):
+    """The few Redfish resources a fence needs, for every host's BMC."""
+
+    # Set by serve_redfish: {host: HostBmc}, and the accepted credentials.
+    bmcs = {}
+    credentials = None
+
+    def do_GET(self):
+        path = self.path.rstrip('/')
+        # The service root is open to all, as Redfish requires.
+        if path != '/redfish/v1' and not self._authorized():
+            return
+        if path == '/redfish/v1':
+            return self._send(200, {
+                '@odata.id': '/redfish/v1/', 'Id': 'RootService',
+                'Name': 'Root Service', 'RedfishVersion': '1.6.0',
+                'Systems': {'@odata.id': _SYSTEMS}})
+        if path == _SYSTEMS:
+            return self._send(200, {
+                '@odata.id': _SYSTEMS, 'Name': 'Computer Systems',
+                'Members@odata.count': len(self.bmcs),
+                'Members': [{'@odata.id': '%s/%s' % (_SYSTEMS, host)}
+                            for host in sorted(self.bmcs)]})
+        bmc = self._bmc(path)
+        if bmc is None:
+            return self._send(404, {'error': {'message': 'no ' + path}})
+        uri = '%s/%s' % (_SYSTEMS, bmc.host)
+        self._send(200, {
+            '@odata.id': uri, 'Id': bmc.host, 'Name': bmc.host,
+            'PowerState': bmc.get_power_state().capitalize(),
+            'Actions': {'#ComputerSystem.Reset': {
+                'target': uri + _RESET,
+                'ResetType@Redfish.AllowableValues': [
+                    'On', 'ForceOff', 'GracefulShutdown']}}})
+
+    def do_POST(self):
+        if not self._authorized():
+            return
+        length = int(self.headers.get('Content-Length') or 0)
+        try:
+            reset = json.loads(self.rfile.read(length) or b'{}')['ResetType']
+        except (ValueError, KeyError):
+            return self._send(400, {'error': {'message': 'no ResetType'}})
+        bmc = (self._bmc(self.path[:-len(_RESET)])
+               if self.path.endswith(_RESET) else None)
+        if bmc is None:
+            return self._send(404, {'error': {'message': 'no ' + self.path}})
+        if reset in _OFF_RESETS:
+            bmc.power_off()
+        else:
+            bmc.power_on()
+        self._send(204)
+
+    def _bmc(self, path):
+        prefix = _SYSTEMS + '/'
+        return (self.bmcs.get(path[len(prefix):])
+                if path.startswith(prefix) else None)
+
+    def _authorized(self):
+        given = self.headers.get('Authorization', '')
+        if given == 'Basic ' + self.credentials:
+            return True
+        self._send(401, {'error': {'message': 'unauthorized'}})
+        return False
+
+    def _send(self, status, body=None):
+        data = b'' if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_redfish(port, bmcs, username, password):
+    """Serve Redfish for ``bmcs`` on 127.0.0.1:``port``, in a thread."""
+    handler = type('Handler', (RedfishHandler,), {
+        'bmcs': {bmc.host: bmc for bmc in bmcs},
+        'credentials': base64.b64encode(
+            ('%s:%s' % (username, password)).encode()).decode()})
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True,
+                     name='redfish').start()
+    return server
+
+
 def _arguments(argv):
     parser = argparse.ArgumentParser(
         prog='fake_bmc', description='Serve an IPMI BMC on 127.0.0.1 for '
@@ -118,6 +219,9 @@ def _arguments(argv):
     parser.add_argument('--port', type=int, default=6230,
                         help='The UDP port of host 1; host i is on port + '
                              'i - 1.')
+    parser.add_argument('--redfish-port', type=int,
+                        help='Also serve Redfish over HTTP on this TCP '
+                             'port, every host a system.')
     parser.add_argument('--stuck', action='append', default=[],
                         metavar='HOST',
                         help='A host whose BMC takes a power-off and does '
@@ -131,12 +235,18 @@ def main(argv=None):
     args = _arguments(sys.argv[1:] if argv is None else argv)
     # pyghmi creates the sessions of every server through this name.
     serversession.ServerSession = _Sha1Session
+    bmcs = []
     for index in range(1, args.hosts + 1):
         host = '%s%d' % (args.host_prefix, index)
-        HostBmc(args.state_dir, host, args.port + index - 1, args.username,
-                args.password, stuck=host in args.stuck)
+        bmcs.append(HostBmc(args.state_dir, host, args.port + index - 1,
+                            args.username, args.password,
+                            stuck=host in args.stuck))
         print('BMC of %s on 127.0.0.1:%d' % (host, args.port + index - 1),
               flush=True)
+    if args.redfish_port:
+        serve_redfish(args.redfish_port, bmcs, args.username, args.password)
+        print('Redfish of every host on http://127.0.0.1:%d%s'
+              % (args.redfish_port, _SYSTEMS), flush=True)
     bmc.Bmc.listen()
 
 

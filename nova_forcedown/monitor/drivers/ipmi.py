@@ -6,6 +6,8 @@ from pyghmi.ipmi import command
 
 from nova_forcedown.monitor.drivers import base
 
+IPMI_PORT = 623
+
 # pyghmi keeps one session per BMC and user, shared by every Command made
 # for them (so never logged out here), and its sockets and queues at
 # module level; one call at a time keeps them consistent across threads.
@@ -33,7 +35,8 @@ class IpmiDriver(base.FenceDriver):
             with _SESSIONS:
                 answer = request(command.Command(
                     settings.bmc_address, _bytes(settings.bmc_username),
-                    _bytes(settings.bmc_password), port=settings.bmc_port))
+                    _bytes(settings.bmc_password),
+                    port=settings.bmc_port or IPMI_PORT))
         # pyghmi raises its own errors, OSError, and for a session gone
         # wrong plain TypeErrors and the like: all say the BMC failed.
         except Exception as exc:  # noqa

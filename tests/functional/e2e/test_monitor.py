@@ -8,10 +8,12 @@ and must leave alone a host whose agent alone died, a host whose BMC it
 cannot read, and a zone that seems to fail all at once.
 """
 
+import base64
 import shutil
 import signal
 import socket
 import time
+import urllib.request
 
 import fixtures
 import testtools
@@ -30,12 +32,13 @@ class MonitorTestCase(testtools.TestCase):
     racks = {'rack-a': 3, 'rack-b': 1}
     monitor_options = ''
     stuck = ()
+    redfish = False
 
     def setUp(self):
         super().setUp()
         self.cloud = self.useFixture(monitored_hosts.MonitoredHosts(
             self.racks, self.monitor_options, self.more_config(),
-            stuck=self.stuck))
+            stuck=self.stuck, redfish=self.redfish))
 
     def more_config(self):
         return ''
@@ -265,6 +268,37 @@ class TestReservedHost(MonitorTestCase):
         history = self.cloud.history('spare-1')
         self.assertIn('| enable ', history)
         self.assertIn(MONITOR_USER, history)
+
+
+class TestRedfish(MonitorTestCase):
+    """The redfish driver, to the same BMCs over Redfish (sushy)."""
+
+    racks = {'rack-a': 2}
+    redfish = True
+    monitor_options = 'fence_driver = redfish\nredfish_scheme = http'
+
+    def test_a_host_is_fenced_over_redfish(self):
+        self.recover('rack-a-2')
+        self.assertIn('| fence ', self.cloud.history('rack-a-2'))
+
+    def test_one_bmc_over_redfish_and_ipmi(self):
+        rack = self.cloud.rack_of('rack-a-1')
+        request = urllib.request.Request(
+            'http://127.0.0.1:%d/redfish/v1/Systems/rack-a-1/Actions/'
+            'ComputerSystem.Reset' % rack.redfish_port,
+            data=b'{"ResetType": "ForceOff"}', method='POST', headers={
+                'Content-Type': 'application/json',
+                'Authorization': 'Basic ' + base64.b64encode(
+                    b'admin:password').decode()})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            self.assertEqual(204, response.status)
+        self.assertIn('Chassis Power is off', self.cloud.ipmitool(
+            'rack-a-1', 'chassis', 'power', 'status').stdout)
+        # The operator's power-on goes through the host's redfish driver.
+        result = self.cloud.manage('host', 'power-on', 'rack-a-1')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn('Chassis Power is on', self.cloud.ipmitool(
+            'rack-a-1', 'chassis', 'power', 'status').stdout)
 
 
 class TestMonitorFailover(MonitorTestCase):

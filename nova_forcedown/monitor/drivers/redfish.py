@@ -1,0 +1,65 @@
+"""Redfish, with sushy: the BMCs of current servers over HTTPS.
+
+The host's system is ``redfish_system`` (its path, such as
+``/redfish/v1/Systems/1``), or the only system its BMC has.
+"""
+
+from oslo_log import log as logging
+import sushy
+from sushy import auth
+
+from nova_forcedown.monitor.drivers import base
+
+LOG = logging.getLogger(__name__)
+
+REDFISH_PORT = 443
+
+# Power states that still run the host.
+_OFF = (sushy.POWER_STATE_OFF,)
+
+
+class RedfishDriver(base.FenceDriver):
+
+    def power_state(self):
+        state = self._call(lambda system: system.power_state)
+        return base.OFF if state in _OFF else base.ON
+
+    def power_off(self):
+        self._call(lambda system: system.reset_system(sushy.RESET_FORCE_OFF))
+
+    def power_on(self):
+        self._call(lambda system: system.reset_system(sushy.RESET_ON))
+
+    @property
+    def url(self):
+        settings = self.settings
+        return '%s://%s:%s' % (settings.redfish_scheme, settings.bmc_address,
+                               settings.bmc_port or REDFISH_PORT)
+
+    def _call(self, request):
+        settings = self.settings
+        if not settings.bmc_address:
+            raise base.FenceError('no bmc_address in [monitor_host:%s]'
+                                  % settings.host)
+        # sushy raises its own errors and requests' for the connection;
+        # both say the BMC failed.
+        try:
+            connection = sushy.Sushy(
+                self.url, verify=settings.redfish_verify,
+                auth=auth.BasicAuth(settings.bmc_username or '',
+                                    settings.bmc_password or ''),
+                read_timeout=self.timeout, connect_timeout=self.timeout,
+                server_side_retries=0)
+            return request(connection.get_system(self._system(connection)))
+        except Exception as exc:  # noqa
+            raise base.FenceError('Redfish %s: %s' % (self.url, exc))
+
+    def _system(self, connection):
+        if self.settings.redfish_system:
+            return self.settings.redfish_system
+        members = connection.get_system_collection().members_identities
+        if len(members) != 1:
+            raise base.FenceError('%d systems: set redfish_system in '
+                                  '[monitor_host:%s]' % (
+                                      len(members), self.settings.host))
+        return members[0]
