@@ -9,6 +9,7 @@ over after a pause) stops acting at once: two monitors never act
 together.
 """
 
+import logging as std_logging
 import os
 import socket
 import urllib.parse
@@ -19,6 +20,23 @@ from tooz import coordination
 LOG = logging.getLogger(__name__)
 
 LOCK_NAME = b'nova-forcedown-monitor-leader'
+
+
+class _WithoutTraceback(std_logging.Filter):
+    """Keep a log line, drop the traceback tooz attaches to it.
+
+    tooz's heartbeat thread logs every lock it fails to renew (Redis
+    restarted, the lock expired) with a traceback, every second until the
+    lock is released; the monitor says once what it means.
+    """
+
+    def filter(self, record):
+        record.exc_info = record.exc_text = None
+        return True
+
+
+# tooz's drivers that renew locks from the coordinator's heartbeat.
+_TOOZ_LOCK_LOGGERS = ('tooz.drivers.redis', 'tooz.coordination')
 
 
 def lock_url(conf):
@@ -52,6 +70,8 @@ class Leadership:
         return self._member_id.decode()
 
     def start(self):
+        for name in _TOOZ_LOCK_LOGGERS:
+            std_logging.getLogger(name).addFilter(_WithoutTraceback())
         self._coordinator = coordination.get_coordinator(self._url,
                                                          self._member_id)
         self._coordinator.start(start_heart=True)
@@ -72,8 +92,16 @@ class Leadership:
             if self.leading:
                 LOG.warning('No longer leading: the leader lock cannot be '
                             'renewed (%s).', exc)
+                self._let_go()
             self.leading = False
         return self.leading
+
+    def _let_go(self):
+        """Stop renewing a lost lock (tooz's heartbeat would go on)."""
+        try:
+            self._lock.release()
+        except Exception:  # noqa: it is lost already
+            pass
 
     def _renewed(self):
         renew = getattr(self._lock, 'heartbeat', None)

@@ -32,6 +32,8 @@ def _arguments(argv):
     parser = argparse.ArgumentParser(prog='monitor_soak')
     parser.add_argument('--minutes', type=float, default=30)
     parser.add_argument('--seed', type=int, default=None)
+    parser.add_argument('--logs', help='Keep the monitors\' logs in this '
+                        'file.')
     return parser.parse_args(argv)
 
 
@@ -118,6 +120,9 @@ def main(argv=None):
                       for name, count in sorted(soak.done.items()))))
         print('fences: %d; forced down: %s; tracebacks in the monitors\' '
               'logs: %d' % (fences, forced_down or 'none', tracebacks))
+        if args.logs:
+            with open(args.logs, 'w') as logs:
+                logs.writelines(monitor.output() for monitor in soak.monitors)
     finally:
         soak.close()
     return 0 if not fences and not forced_down else 1
