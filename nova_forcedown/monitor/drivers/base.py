@@ -26,6 +26,13 @@ class FenceDriver(metaclass=abc.ABCMeta):
         self.settings = settings
         self.timeout = timeout
 
+    def address(self):
+        """The BMC's address; FenceError when the host's section has none."""
+        if not self.settings.bmc_address:
+            raise FenceError('no bmc_address in [monitor_host:%s]'
+                             % self.settings.host)
+        return self.settings.bmc_address
+
     @abc.abstractmethod
     def power_state(self):
         """:data:`ON` or :data:`OFF`, as the BMC says."""

@@ -28,13 +28,11 @@ class IpmiDriver(base.FenceDriver):
 
     def _call(self, request):
         settings = self.settings
-        if not settings.bmc_address:
-            raise base.FenceError('no bmc_address in [monitor_host:%s]'
-                                  % settings.host)
+        address = self.address()
         try:
             with _SESSIONS:
                 answer = request(command.Command(
-                    settings.bmc_address, _bytes(settings.bmc_username),
+                    address, _bytes(settings.bmc_username),
                     _bytes(settings.bmc_password),
                     port=settings.bmc_port or IPMI_PORT))
         # pyghmi raises its own errors, OSError, and for a session gone

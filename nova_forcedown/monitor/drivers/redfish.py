@@ -33,26 +33,24 @@ class RedfishDriver(base.FenceDriver):
     @property
     def url(self):
         settings = self.settings
-        return '%s://%s:%s' % (settings.redfish_scheme, settings.bmc_address,
+        return '%s://%s:%s' % (settings.redfish_scheme, self.address(),
                                settings.bmc_port or REDFISH_PORT)
 
     def _call(self, request):
         settings = self.settings
-        if not settings.bmc_address:
-            raise base.FenceError('no bmc_address in [monitor_host:%s]'
-                                  % settings.host)
+        url = self.url
         # sushy raises its own errors and requests' for the connection;
         # both say the BMC failed.
         try:
             connection = sushy.Sushy(
-                self.url, verify=settings.redfish_verify,
+                url, verify=settings.redfish_verify,
                 auth=auth.BasicAuth(settings.bmc_username or '',
                                     settings.bmc_password or ''),
                 read_timeout=self.timeout, connect_timeout=self.timeout,
                 server_side_retries=0)
             return request(connection.get_system(self._system(connection)))
         except Exception as exc:  # noqa
-            raise base.FenceError('Redfish %s: %s' % (self.url, exc))
+            raise base.FenceError('Redfish %s: %s' % (url, exc))
 
     def _system(self, connection):
         if self.settings.redfish_system:
