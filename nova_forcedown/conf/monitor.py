@@ -47,12 +47,16 @@ MONITOR_OPTS = [
                 item_type=types.String(choices=(BMC, PROBE)),
                 help='The second channels that must confirm a failure '
                      'before the monitor fences: "bmc" (the host\'s BMC '
-                     'says it is powered off) and "probe" (its management '
-                     'address does not answer a TCP connection, while its '
-                     'BMC can still be read). A host whose management '
-                     'address answers is never fenced: its agent alone is '
-                     'down. With "bmc" alone, a host that hangs powered on '
-                     'is not fenced; add "probe" to fence it.'),
+                     'says it is powered off, or powered on with a '
+                     'critical fault: a main power, power control or '
+                     'power overload fault in IPMI\'s chassis status, '
+                     'Health or HealthRollup Critical in Redfish) and '
+                     '"probe" (its management address does not answer a '
+                     'TCP connection, while its BMC can still be read). A '
+                     'host whose management address answers is never '
+                     'fenced: its agent alone is down. With "bmc" alone, '
+                     'a host that hangs powered on and healthy is not '
+                     'fenced; add "probe" to fence it.'),
     cfg.PortOpt('probe_port', default=22,
                 help='TCP port of the management address that the probe '
                      'connects to; a refused connection still means the '

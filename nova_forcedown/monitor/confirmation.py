@@ -2,9 +2,10 @@
 
 The servicegroup says only that a host's agent stopped heartbeating. The
 host is failed, and may be fenced, only when a channel independent of the
-agent agrees: its BMC says it is powered off, or its management address
-does not answer while its BMC says it is powered on (it hangs). Anything
-that says the host is alive, or that cannot be read, keeps it unfenced.
+agent agrees: its BMC says it is powered off, or powered on with a
+critical fault (a power fault, say), or its management address does not
+answer while its BMC says it is powered on (it hangs). Anything that says
+the host is alive, or that cannot be read, keeps it unfenced.
 """
 
 import collections
@@ -33,27 +34,41 @@ def probe(address, port, timeout):
         return False
 
 
-def judge(channels, power, reachable):
+def judge(channels, status, reachable):
     """The :class:`Verdict` on a host whose service is down.
 
-    ``channels``: [monitor] confirm_with. ``power``: what its BMC says
-    (base.ON, base.OFF, or a FenceError's text when it cannot be read).
-    ``reachable``: the probe's answer, None when not probed.
+    ``channels``: [monitor] confirm_with. ``status``: what its BMC says (a
+    :class:`base.BmcStatus`, or a FenceError's text when it cannot be
+    read). ``reachable``: the probe's answer, None when not probed.
     """
     if reachable:
         return Verdict(False, 'its management address answers: its agent '
                               'alone is down; not fenced')
-    if power not in (base.ON, base.OFF):
+    if not isinstance(status, base.BmcStatus):
         return Verdict(False, 'its BMC cannot be read (%s): it cannot be '
-                              'fenced, so it is not recovered' % power)
-    if power == base.OFF and monitor_conf.BMC in channels:
+                              'fenced, so it is not recovered' % status)
+    by_bmc = monitor_conf.BMC in channels
+    if by_bmc and status.power == base.OFF:
         return Verdict(True, 'its BMC says it is powered off')
+    said = 'its BMC says it is powered %s%s' % (
+        status.power, _health(status))
+    if by_bmc and status.health == base.CRITICAL:
+        return Verdict(True, said)
     if reachable is False:
-        return Verdict(True, 'its management address does not answer and '
-                             'its BMC says it is powered %s' % power)
+        return Verdict(True, 'its management address does not answer and ' +
+                       said)
     if monitor_conf.PROBE in channels:
         return Verdict(False, 'it has no management_address to probe; '
                               'not fenced')
-    return Verdict(False, 'its BMC says it is powered on: its agent alone '
-                          'is down (add probe to [monitor] confirm_with to '
-                          'fence a host that hangs powered on); not fenced')
+    return Verdict(False, said + ': its agent alone is down (add probe to '
+                   '[monitor] confirm_with to fence a host that hangs '
+                   'powered on); not fenced')
+
+
+def _health(status):
+    if status.health is None:
+        return ''
+    if status.health == base.OK:
+        return ' and healthy'
+    return ' with a %s fault (%s)' % (status.health,
+                                      ', '.join(status.faults))

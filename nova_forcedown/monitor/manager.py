@@ -142,8 +142,8 @@ class Monitor(periodic.Ticker):
             self._tell(host, 'its fence_driver %r does not exist; not '
                              'fenced' % settings.fence_driver)
             return
-        power = self._power(driver)
-        verdict = confirmation.judge(self._conf.monitor.confirm_with, power,
+        status = self._status(driver)
+        verdict = confirmation.judge(self._conf.monitor.confirm_with, status,
                                      self._probe(settings))
         if not verdict.failed:
             self._tell(host, verdict.why)
@@ -153,7 +153,7 @@ class Monitor(periodic.Ticker):
             already_off = fencing.fence(driver,
                                         self._conf.monitor.fence_timeout,
                                         self._conf.monitor.fence_retries,
-                                        power=power)
+                                        power=status.power)
         except fencing.FenceFailed as exc:
             self._tell(host, 'its fence failed (%s): not forced down, its '
                              'servers not evacuated' % exc, logging.ERROR)
@@ -248,9 +248,9 @@ class Monitor(periodic.Ticker):
         LOG.warning('Host %s has no server left to evacuate: switched back '
                     'on ([monitor] restore).', host)
 
-    def _power(self, driver):
+    def _status(self, driver):
         try:
-            return driver.power_state()
+            return driver.status()
         except drivers.FenceError as exc:
             return str(exc)
 

@@ -14,6 +14,7 @@ from nova_forcedown.monitor import confirmation
 from nova_forcedown.monitor import detection
 from nova_forcedown.monitor.drivers import base as drivers
 from nova_forcedown.monitor.drivers import fence_agent
+from nova_forcedown.monitor.drivers import ipmi
 from nova_forcedown.monitor import fencing
 from nova_forcedown.monitor import leadership
 
@@ -23,26 +24,57 @@ BOTH = [monitor_conf.BMC, monitor_conf.PROBE]
 Service = collections.namedtuple('Service', 'host disabled forced_down')
 
 
+OFF = drivers.BmcStatus(drivers.OFF, drivers.OK, ())
+ON = drivers.BmcStatus(drivers.ON, drivers.OK, ())
+ON_UNKNOWN = drivers.BmcStatus(drivers.ON, None, ())
+ON_POWER_FAULT = drivers.BmcStatus(drivers.ON, drivers.CRITICAL,
+                                   ('Main Power Fault',))
+ON_FAN_FAULT = drivers.BmcStatus(drivers.ON, drivers.WARNING,
+                                 ('Cooling/Fan Fault',))
+
+
 class TestJudge(base.BaseTestCase):
 
     def test_a_host_whose_bmc_says_off_has_failed(self):
-        verdict = confirmation.judge(BMC_ONLY, drivers.OFF, None)
+        verdict = confirmation.judge(BMC_ONLY, OFF, None)
         self.assertTrue(verdict.failed)
         self.assertIn('powered off', verdict.why)
 
-    def test_powered_on_without_a_probe_is_the_agent_alone(self):
-        verdict = confirmation.judge(BMC_ONLY, drivers.ON, None)
+    def test_powered_on_and_healthy_is_the_agent_alone(self):
+        verdict = confirmation.judge(BMC_ONLY, ON, None)
         self.assertFalse(verdict.failed)
-        self.assertIn('agent alone', verdict.why)
+        self.assertIn('powered on and healthy: its agent alone', verdict.why)
+
+    def test_a_health_the_bmc_does_not_say_is_not_a_fault(self):
+        verdict = confirmation.judge(BMC_ONLY, ON_UNKNOWN, None)
+        self.assertFalse(verdict.failed)
+        self.assertIn('powered on: its agent alone', verdict.why)
+
+    def test_powered_on_with_a_critical_fault_has_failed(self):
+        verdict = confirmation.judge(BMC_ONLY, ON_POWER_FAULT, None)
+        self.assertTrue(verdict.failed)
+        self.assertEqual('its BMC says it is powered on with a critical '
+                         'fault (Main Power Fault)', verdict.why)
+
+    def test_a_warning_alone_is_not_a_failure(self):
+        verdict = confirmation.judge(BMC_ONLY, ON_FAN_FAULT, None)
+        self.assertFalse(verdict.failed)
+        self.assertIn('warning fault (Cooling/Fan Fault): its agent alone',
+                      verdict.why)
+
+    def test_the_bmc_confirms_nothing_unless_asked(self):
+        for status in (OFF, ON_POWER_FAULT):
+            verdict = confirmation.judge([monitor_conf.PROBE], status, True)
+            self.assertFalse(verdict.failed, status)
 
     def test_a_host_that_answers_is_never_fenced(self):
-        for power in (drivers.ON, drivers.OFF):
-            verdict = confirmation.judge(BOTH, power, True)
-            self.assertFalse(verdict.failed, power)
+        for status in (ON, OFF, ON_POWER_FAULT):
+            verdict = confirmation.judge(BOTH, status, True)
+            self.assertFalse(verdict.failed, status)
             self.assertIn('answers', verdict.why)
 
     def test_unreachable_and_powered_on_is_a_hung_host(self):
-        verdict = confirmation.judge(BOTH, drivers.ON, False)
+        verdict = confirmation.judge(BOTH, ON, False)
         self.assertTrue(verdict.failed)
         self.assertIn('does not answer', verdict.why)
 
@@ -54,9 +86,32 @@ class TestJudge(base.BaseTestCase):
                       verdict.why)
 
     def test_probe_asked_without_an_address(self):
-        verdict = confirmation.judge([monitor_conf.PROBE], drivers.ON, None)
+        verdict = confirmation.judge([monitor_conf.PROBE], ON, None)
         self.assertFalse(verdict.failed)
         self.assertIn('no management_address', verdict.why)
+
+
+class TestChassisStatus(base.BaseTestCase):
+    """IPMI's Get Chassis Status bytes, as a BMC sends them."""
+
+    def test_power_and_no_fault(self):
+        self.assertEqual(ON, ipmi.chassis_status(bytearray([0x01, 0, 0])))
+        self.assertEqual(OFF, ipmi.chassis_status(bytearray([0x00, 0, 0])))
+
+    def test_a_power_fault_is_critical_and_a_fan_fault_a_warning(self):
+        # Main power fault (byte 1 bit 3), cooling fault (byte 3 bit 3),
+        # and a restore policy (bits 5-6) that is no fault.
+        status = ipmi.chassis_status(bytearray([0x49, 0x00, 0x08]))
+        self.assertEqual(drivers.ON, status.power)
+        self.assertEqual(drivers.CRITICAL, status.health)
+        self.assertEqual(('Main Power Fault', 'Cooling/Fan Fault'),
+                         status.faults)
+        self.assertEqual(ON_FAN_FAULT,
+                         ipmi.chassis_status(bytearray([0x01, 0, 0x08])))
+
+    def test_a_short_answer_is_a_bmc_error(self):
+        self.assertRaises(drivers.FenceError, ipmi.chassis_status,
+                          bytearray([0x01]))
 
 
 class TestProbe(base.BaseTestCase):

@@ -4,23 +4,26 @@
 
 A cloud of five simulated hosts with BMCs (tests/fixtures/monitored_hosts.py)
 on PostgreSQL behind a TCP proxy, liveness in a Redis of its own (the tooz
-driver), and one monitor. Until the time is up, one disruption after
-another, each lasting 3 to 8 s, then 5 to 15 s of calm: an agent killed
-and started again, Redis stopped and started (empty), the database cut at
-the proxy and restored, the monitor killed and started again. No host is
-ever switched off, so every fence would be a false one. Prints what was
-done, and the fences and force-downs found in the hosts' histories at the
-end (both must be none).
+driver), one monitor and one API. Until the time is up, one disruption
+after another, each lasting 3 to 8 s, then 5 to 15 s of calm: an agent
+killed and started again, Redis stopped and started (empty), the database
+cut at the proxy and restored, the monitor or the API killed and started
+again. No host is ever switched off, so every fence would be a false one.
+Prints what was done, the fences and force-downs found in the hosts'
+histories at the end (both must be none), and what the API's os-services
+says of the hosts then (all up, none forced down).
 """
 
 import argparse
 import collections
+import json
 import random
 import signal
 import sys
 import time
 
 from tests.fixtures import monitored_hosts
+from tests.fixtures import processes
 from tests.fixtures import redis_servers
 from tests.fixtures import server_database
 from tests.fixtures import tcp_proxy
@@ -57,10 +60,25 @@ class Soak:
             database_url=self.database.url_via(self.proxy.port))
         self.cloud.setUp()
         self.monitors = [self.cloud.start_monitor()]
+        self.api_port = processes.free_port()
+        self.api = self._start_api()
 
     def close(self):
-        for fixture in (self.cloud, self.redis, self.proxy, self.database):
+        for fixture in (self.api, self.cloud, self.redis, self.proxy,
+                        self.database):
             fixture.cleanUp()
+
+    def _start_api(self):
+        api = processes.Process([
+            processes.script('nova-forcedown-api'), '--dev', '--port',
+            str(self.api_port), '--config-file', self.cloud.config])
+        api.setUp()
+        processes.wait_for_http(self._url('/'), timeout=60,
+                                process=api.process)
+        return api
+
+    def _url(self, path):
+        return 'http://127.0.0.1:%d%s' % (self.api_port, path)
 
     def agent_restart(self):
         rack = self.random.choice(self.cloud.racks)
@@ -83,12 +101,18 @@ class Soak:
         self._pause()
         self.monitors.append(self.cloud.start_monitor())
 
+    def api_restart(self):
+        self.api.stop(signal.SIGKILL)
+        self.api.cleanUp()
+        self._pause()
+        self.api = self._start_api()
+
     def _pause(self):
         time.sleep(self.random.uniform(3, 8))
 
     def run(self, seconds):
         kinds = (self.agent_restart, self.redis_blip, self.database_blip,
-                 self.monitor_restart)
+                 self.monitor_restart, self.api_restart)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             disruption = self.random.choice(kinds)
@@ -105,6 +129,30 @@ class Soak:
                          for monitor in self.monitors)
         return fences, self.cloud.forced_down(), tracebacks
 
+    def api_says(self):
+        """What the API's os-services says of the hosts, once all are up.
+
+        Or after 60 s: then it says which are not.
+        """
+        def services():
+            status, body = processes.http_get(
+                self._url('/v2.1/os-services?binary=nova-compute'),
+                headers={'X-Auth-Token': 'admin:admin',
+                         'OpenStack-API-Version': 'compute 2.11'})
+            return json.loads(body)['services'] if status == 200 else []
+
+        def all_up():
+            found = services()
+            return len(found) == len(self.cloud.hosts) and all(
+                service['state'] == 'up' for service in found) and found
+        found = processes.wait_until(all_up, timeout=60) or services()
+        said = collections.Counter(
+            '%s%s' % (service['state'],
+                      ', forced down' if service['forced_down'] else '')
+            for service in found)
+        return ', '.join('%d %s' % (count, state)
+                         for state, count in sorted(said.items()))
+
 
 def main(argv=None):
     args = _arguments(sys.argv[1:] if argv is None else argv)
@@ -120,6 +168,7 @@ def main(argv=None):
                       for name, count in sorted(soak.done.items()))))
         print('fences: %d; forced down: %s; tracebacks in the monitors\' '
               'logs: %d' % (fences, forced_down or 'none', tracebacks))
+        print('the API\'s os-services then: %s' % soak.api_says())
         if args.logs:
             with open(args.logs, 'w') as logs:
                 logs.writelines(monitor.output() for monitor in soak.monitors)

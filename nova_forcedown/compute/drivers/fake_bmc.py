@@ -16,6 +16,13 @@ is the file ``<state-dir>/X.power`` (``on`` or ``off``; none is on), which
 the fake driver obeys: a host powered off stops heartbeating and runs
 nothing, as a real one; powered on, it comes back empty. The BMC outlives
 the agent, as a real BMC outlives its host's operating system.
+
+The hardware faults a BMC reports are the words of ``<state-dir>/X.faults``
+(none: healthy), among :data:`FAULTS`: IPMI's chassis status sets their
+bits, as ``ipmitool chassis status`` shows, and Redfish's system Status
+says Critical for a power fault, Warning for a drive or fan fault::
+
+    echo main-power > state/fake-hosts/fake-compute-2.faults
 """
 
 import argparse
@@ -40,6 +47,17 @@ _RAKP_HMAC_SHA1 = 1
 _NO_CIPHER_SUITE_MATCH = 0x11
 
 
+# fault -> (chassis status byte, bit, Redfish health).
+FAULTS = {
+    'power-overload': (0, 0x02, 'Critical'),
+    'main-power': (0, 0x08, 'Critical'),
+    'power-control': (0, 0x10, 'Critical'),
+    'drive': (2, 0x04, 'Warning'),
+    'cooling': (2, 0x08, 'Warning'),
+}
+_REDFISH_HEALTH = ('OK', 'Warning', 'Critical')
+
+
 def power_path(state_dir, host):
     return os.path.join(state_dir, host + '.power')
 
@@ -60,6 +78,28 @@ def write_power(state_dir, host, state):
                                      delete=False) as power:
         power.write(state)
     os.replace(power.name, power_path(state_dir, host))
+
+
+def read_faults(state_dir, host):
+    """The :data:`FAULTS` host's BMC reports; unknown words are ignored."""
+    try:
+        with open(os.path.join(state_dir, host + '.faults')) as faults:
+            return sorted(set(faults.read().split()) & set(FAULTS))
+    except FileNotFoundError:
+        return []
+
+
+def write_faults(state_dir, host, *faults):
+    """Have host's BMC report ``faults`` (none: healthy again)."""
+    os.makedirs(state_dir, exist_ok=True)
+    with open(os.path.join(state_dir, host + '.faults'), 'w') as file:
+        file.write(' '.join(faults))
+
+
+def redfish_health(faults):
+    """Redfish's Health for ``faults``: the worst of theirs, else OK."""
+    return max((FAULTS[fault][2] for fault in faults),
+               key=_REDFISH_HEALTH.index, default='OK')
 
 
 class _Sha1Session(serversession.ServerSession):
@@ -92,6 +132,14 @@ class HostBmc(bmc.Bmc):
 
     def get_power_state(self):
         return read_power(self.state_dir, self.host)
+
+    def get_chassis_status(self, session):
+        """The power, and the bits of the faults the host has."""
+        status = [1 if self.get_power_state() == ON else 0, 0, 0]
+        for fault in read_faults(self.state_dir, self.host):
+            byte, bit, _ = FAULTS[fault]
+            status[byte] |= bit
+        session.send_ipmi_response(data=status)
 
     def power_off(self):
         # A stuck BMC takes the command and does nothing, as a broken
@@ -144,9 +192,12 @@ class RedfishHandler(http.server.BaseHTTPRequestHandler):
         if bmc is None:
             return self._send(404, {'error': {'message': 'no ' + path}})
         uri = '%s/%s' % (_SYSTEMS, bmc.host)
+        health = redfish_health(read_faults(bmc.state_dir, bmc.host))
         self._send(200, {
             '@odata.id': uri, 'Id': bmc.host, 'Name': bmc.host,
             'PowerState': bmc.get_power_state().capitalize(),
+            'Status': {'State': 'Enabled', 'Health': health,
+                       'HealthRollup': health},
             'Actions': {'#ComputerSystem.Reset': {
                 'target': uri + _RESET,
                 'ResetType@Redfish.AllowableValues': [

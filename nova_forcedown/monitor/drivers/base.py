@@ -1,6 +1,7 @@
 """The contract of a fence driver: read the power, switch it off or on."""
 
 import abc
+import collections
 
 from stevedore import driver as stevedore_driver
 
@@ -8,6 +9,22 @@ DRIVER_NAMESPACE = 'nova_forcedown.monitor.fence_drivers'
 
 ON = 'on'
 OFF = 'off'
+
+# What a BMC says of the host's health, best first; None: it cannot say.
+OK = 'ok'
+WARNING = 'warning'
+CRITICAL = 'critical'
+HEALTH_ORDER = (OK, WARNING, CRITICAL)
+
+# power: ON or OFF. health: OK, WARNING, CRITICAL or None. faults: what
+# the BMC names as wrong, for the log.
+BmcStatus = collections.namedtuple('BmcStatus', ('power', 'health', 'faults'))
+
+
+def worst(*healths):
+    """The worst of ``healths`` that are known, else None."""
+    known = [health for health in healths if health in HEALTH_ORDER]
+    return max(known, key=HEALTH_ORDER.index) if known else None
 
 
 class FenceError(Exception):
@@ -36,6 +53,14 @@ class FenceDriver(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def power_state(self):
         """:data:`ON` or :data:`OFF`, as the BMC says."""
+
+    def status(self):
+        """A :class:`BmcStatus`: the power, and the health if it is read.
+
+        A driver that reads both in one request says both; this one reads
+        the power alone.
+        """
+        return BmcStatus(self.power_state(), None, ())
 
     @abc.abstractmethod
     def power_off(self):

@@ -17,12 +17,22 @@ REDFISH_PORT = 443
 # Power states that still run the host.
 _OFF = (sushy.POWER_STATE_OFF,)
 
+_HEALTH = {sushy.Health.OK: base.OK, sushy.Health.WARNING: base.WARNING,
+           sushy.Health.CRITICAL: base.CRITICAL}
+
 
 class RedfishDriver(base.FenceDriver):
+    """Power and health from the host's ComputerSystem: one GET.
+
+    The health is the worse of the system's own and its rollup (its
+    processors, memory, storage...).
+    """
 
     def power_state(self):
-        state = self._call(lambda system: system.power_state)
-        return base.OFF if state in _OFF else base.ON
+        return self.status().power
+
+    def status(self):
+        return self._call(system_status)
 
     def power_off(self):
         self._call(lambda system: system.reset_system(sushy.RESET_FORCE_OFF))
@@ -61,3 +71,15 @@ class RedfishDriver(base.FenceDriver):
                                   '[monitor_host:%s]' % (
                                       len(members), self.settings.host))
         return members[0]
+
+
+def system_status(system):
+    """The :class:`base.BmcStatus` of a sushy ComputerSystem."""
+    status = system.status
+    said = {'Health': status and status.health,
+            'HealthRollup': status and status.health_rollup}
+    return base.BmcStatus(
+        base.OFF if system.power_state in _OFF else base.ON,
+        base.worst(*(_HEALTH.get(value) for value in said.values())),
+        tuple('%s %s' % (name, value.value) for name, value in said.items()
+              if value not in (None, sushy.Health.OK)))

@@ -18,6 +18,7 @@ import urllib.request
 import fixtures
 import testtools
 
+from nova_forcedown.compute.drivers import fake_bmc
 from tests.fixtures import monitored_hosts
 from tests.fixtures import processes
 from tests.fixtures import redis_servers
@@ -56,6 +57,29 @@ class MonitorTestCase(testtools.TestCase):
             lambda: self.cloud.forced_down() == [host], timeout=60)
         self.assertRecovered(host)
         return monitor
+
+    def hang_with_a_fault(self, host, fault):
+        """``host``'s agent dies while its BMC reports ``fault``."""
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        fake_bmc.write_faults(self.cloud.state_dir, host, fault)
+        rack = self.cloud.rack_of(host)
+        rack.agent.stop(signal.SIGKILL)
+        return monitor
+
+    def assertFencedForFault(self, host, monitor, said):
+        """``host`` is fenced for its fault, and recovered."""
+        processes.wait_until(
+            lambda: self.cloud.forced_down() == [host], timeout=60)
+        self.assertIn('Host %s has failed: its BMC says it is powered on '
+                      'with a critical fault (%s). Fencing it.' % (host, said),
+                      monitor.output())
+        # Its agent, started again, finds the host off: it runs nothing.
+        self.cloud.restart_agent(self.cloud.rack_of(host))
+        self.assertTrue(processes.wait_until(
+            lambda: not self.cloud.guests()[host], timeout=60))
+        self.assertRecovered(host)
+        self.assertIn('| fence ', self.cloud.history(host))
 
     def assertRecovered(self, host):
         """Every server of the cloud runs once, none of them on ``host``."""
@@ -98,12 +122,27 @@ class TestHostFailure(MonitorTestCase):
         monitor = self.cloud.start_monitor()
         self.cloud.rack_of('rack-b-1').agent.stop(signal.SIGKILL)
         output = monitored_hosts.wait_for_log(monitor, 'its agent alone')
-        self.assertIn('Host rack-b-1 is down: its BMC says it is powered on',
-                      output)
+        self.assertIn('Host rack-b-1 is down: its BMC says it is powered on '
+                      'and healthy: its agent alone is down', output)
         self.assertEqual([], self.cloud.forced_down())
         status = self.cloud.ipmitool('rack-b-1', 'chassis', 'power',
                                      'status')
         self.assertIn('Chassis Power is on', status.stdout)
+
+    def test_a_host_down_with_a_power_fault_is_fenced(self):
+        monitor = self.hang_with_a_fault('rack-b-1', 'main-power')
+        self.assertFencedForFault('rack-b-1', monitor, 'Main Power Fault')
+        # The operator's tool reads the same fault, and the power off.
+        status = self.cloud.ipmitool('rack-b-1', 'chassis', 'status').stdout
+        self.assertRegex(status, r'Main Power Fault\s+: true')
+        self.assertRegex(status, r'System Power\s+: off')
+
+    def test_a_fan_fault_alone_is_not_a_host_failure(self):
+        monitor = self.hang_with_a_fault('rack-b-1', 'cooling')
+        output = monitored_hosts.wait_for_log(monitor, 'its agent alone')
+        self.assertIn('powered on with a warning fault (Cooling/Fan Fault): '
+                      'its agent alone is down', output)
+        self.assertEqual([], self.cloud.forced_down())
 
     def test_a_host_whose_bmc_cannot_be_read_is_not_fenced(self):
         rack = self.cloud.rack_of('rack-b-1')
@@ -273,13 +312,18 @@ class TestReservedHost(MonitorTestCase):
 class TestRedfish(MonitorTestCase):
     """The redfish driver, to the same BMCs over Redfish (sushy)."""
 
-    racks = {'rack-a': 2}
+    racks = {'rack-a': 2, 'rack-b': 1}
     redfish = True
     monitor_options = 'fence_driver = redfish\nredfish_scheme = http'
 
     def test_a_host_is_fenced_over_redfish(self):
         self.recover('rack-a-2')
         self.assertIn('| fence ', self.cloud.history('rack-a-2'))
+
+    def test_a_host_down_and_critical_is_fenced(self):
+        monitor = self.hang_with_a_fault('rack-b-1', 'power-control')
+        self.assertFencedForFault('rack-b-1', monitor,
+                                  'Health Critical, HealthRollup Critical')
 
     def test_one_bmc_over_redfish_and_ipmi(self):
         rack = self.cloud.rack_of('rack-a-1')
