@@ -11,7 +11,9 @@ database (SQLite, or one made on the server ``--db-url`` names) with the
 is switched off through its BMC with ipmitool; the database is then read
 every 20 ms for two moments after the power-off: the host forced down,
 and every one of its servers active (rebuilt) on another host. Prints the
-median and p99 of both over the runs, and each run's figures.
+median and p99 of both over the runs, and each run's figures, with when
+the monitor's log says it judged the host failed (where the time to the
+force-down goes: seeing the failure, or fencing and forcing down).
 
 The failure is seen within the driver's window, so the liveness settings
 are printed with the figures: ``report_interval`` 1 s, ``service_down_time``
@@ -19,7 +21,9 @@ are printed with the figures: ``report_interval`` 1 s, ``service_down_time``
 """
 
 import argparse
+import datetime
 import json
+import re
 import statistics
 import sys
 import time
@@ -33,6 +37,8 @@ from tools.benchmark import seeding
 
 POLL = 0.02
 DEAD = 'dead-1'
+# oslo.log's default line: its local time, to the millisecond.
+_JUDGED = re.compile(r'^(\S+ \S+) .*Host %s has failed' % DEAD, re.M)
 
 _FORCED_DOWN = sa.text('SELECT forced_down FROM services '
                        'WHERE host = :host AND deleted = 0')
@@ -68,7 +74,7 @@ def _config(args):
 
 
 def one_run(args):
-    """(seconds to forced down, seconds to every server active)."""
+    """Seconds to forced down, to every server active, to judged failed."""
     database = seeding.Database(args.db_url)
     cloud = monitored_hosts.MonitoredHosts(
         {'dead': (1, args.servers), 'spare': (args.spares, 0)},
@@ -80,7 +86,10 @@ def one_run(args):
         monitored_hosts.wait_for_log(monitor, 'Leading')
         engine = sa.create_engine(database.url, poolclass=sa.pool.NullPool)
         try:
-            return _timed_recovery(cloud, engine, args.servers)
+            forced_down, all_active, powered_off = _timed_recovery(
+                cloud, engine, args.servers)
+            return (forced_down, all_active,
+                    _judged_after(monitor.output(), powered_off))
         finally:
             engine.dispose()
     finally:
@@ -89,10 +98,11 @@ def one_run(args):
 
 
 def _timed_recovery(cloud, engine, servers):
+    """Seconds to forced down, to all active; the power-off's wall time."""
     result = cloud.ipmitool(DEAD, 'chassis', 'power', 'off')
     if result.returncode:
         raise SystemExit('ipmitool: %s' % result.stderr)
-    started = time.monotonic()
+    started, powered_off = time.monotonic(), time.time()
     forced_down = None
     deadline = started + 120
     while time.monotonic() < deadline:
@@ -104,10 +114,20 @@ def _timed_recovery(cloud, engine, servers):
                 _ACTIVE_ELSEWHERE,
                 {'host': DEAD, 'names': DEAD + '-server-%'}).scalar()
         if forced_down is not None and active == servers:
-            return forced_down, time.monotonic() - started
+            return forced_down, time.monotonic() - started, powered_off
         time.sleep(POLL)
     raise SystemExit('not recovered within 120 s: forced down after %s s'
                      % forced_down)
+
+
+def _judged_after(log, powered_off):
+    """Seconds from the power-off to the monitor's "has failed" line."""
+    line = _JUDGED.search(log)
+    if line is None:
+        return float('nan')
+    judged = datetime.datetime.strptime(line.group(1),
+                                        '%Y-%m-%d %H:%M:%S.%f')
+    return judged.timestamp() - powered_off
 
 
 def _summary(values):
@@ -121,15 +141,17 @@ def main(argv=None):
     runs = []
     for number in range(1, args.runs + 1):
         runs.append(one_run(args))
-        print('run %d: forced down after %.2f s, all %d servers active '
-              'after %.2f s' % (number, runs[-1][0], args.servers,
-                                runs[-1][1]), flush=True)
+        print('run %d: judged failed after %.2f s, forced down after %.2f '
+              's, all %d servers active after %.2f s' % (
+                  number, runs[-1][2], runs[-1][0], args.servers,
+                  runs[-1][1]), flush=True)
     figures = {
         'driver': args.driver,
         'database': (args.db_url or 'sqlite').split(':')[0],
         'servers': args.servers, 'spares': args.spares,
         'service_down_time': args.down_time, 'report_interval': 1,
         'monitor_interval': 0.5, 'max_in_flight': args.max_in_flight,
+        'judged_failed_s': _summary([run[2] for run in runs]),
         'forced_down_s': _summary([run[0] for run in runs]),
         'all_active_s': _summary([run[1] for run in runs]),
         'runs': len(runs)}
