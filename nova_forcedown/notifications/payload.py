@@ -163,11 +163,11 @@ POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
                 6: 'crashed', 7: 'suspended'}
 
 # Nova's instance notifications this project sends: instance.<action>
-# (lock, unlock: no phase) and instance.<action>.<phase> (power_off,
-# power_on), and instance.update; and one Nova has not: reset_state (no
-# phase), for each server a host-wide reset changed.
+# (lock, unlock, evacuate: no phase) and instance.<action>.<phase>
+# (power_off, power_on), and instance.update; and one Nova has not:
+# reset_state (no phase), for each server a host-wide reset changed.
 INSTANCE_ACTIONS = ('lock', 'unlock', 'power_off', 'power_on',
-                    'reset_state')
+                    'reset_state', 'evacuate')
 
 
 @ovo_base.VersionedObjectRegistry.register_if(False)

@@ -5,7 +5,8 @@ of Nova's compute API in its order, the claim of the first destination
 that still fits (the scheduler chose them before,
 :func:`nova_forcedown.scheduler.host_selection.evacuation_plan`), the
 server's move to it (task_state ``rebuilding``), the migration row, the
-history entry and the action record. The destination's agent then
+history entry and the action record; then ``instance.evacuate`` is
+notified from the API, as Nova does. The destination's agent then
 rebuilds the server there (:mod:`nova_forcedown.compute.tasks`) and the
 source's agent, when it comes back, cleans up what was evacuated away.
 
@@ -69,7 +70,8 @@ def evacuate(context, plan, seen, host=None, force=False, stop_after=False,
             context, server, source, found, host, force, stop_after)
         return values
 
-    after = operations.act(context, seen.uuid, change, ACTION, project_id)
+    after = operations.act(context, seen.uuid, change, ACTION, project_id,
+                           event=ACTION)
     if after.task_state == operations.REBUILDING:
         operations.tell_host(context, after, rpc_compute.REBUILD)
     return accepted['migration']

@@ -14,6 +14,7 @@ import signal
 import socket
 import time
 import urllib.request
+import uuid
 
 import fixtures
 import testtools
@@ -21,6 +22,7 @@ import testtools
 from nova_forcedown.compute.drivers import fake_bmc
 from tests.fixtures import monitored_hosts
 from tests.fixtures import processes
+from tests.fixtures import rabbitmq
 from tests.fixtures import redis_servers
 
 MONITOR_USER = 'nova-forcedown-monitor'
@@ -88,8 +90,8 @@ class MonitorTestCase(testtools.TestCase):
             return len(copies) == self.cloud.servers and copies
         copies = processes.wait_until(recovered, timeout=60)
         self.assertTrue(copies, self.cloud.guests())
-        for uuid, hosts in copies.items():
-            self.assertEqual(1, len(hosts), (uuid, hosts))
+        for server, hosts in copies.items():
+            self.assertEqual(1, len(hosts), (server, hosts))
             self.assertNotEqual(host, hosts[0])
 
 
@@ -343,6 +345,60 @@ class TestRedfish(MonitorTestCase):
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertIn('Chassis Power is on', self.cloud.ipmitool(
             'rack-a-1', 'chassis', 'power', 'status').stdout)
+
+
+class TestNotifications(MonitorTestCase):
+    """What the monitor does, as a consumer of notifications sees it."""
+
+    racks = {'rack-a': 3, 'rack-b': 1}
+
+    def setUp(self):
+        self.topic = 'nf_monitor_%s' % uuid.uuid4().hex
+        super().setUp()
+        rabbitmq.require_broker(self)
+        self.addCleanup(rabbitmq.delete_queue, self.topic + '.info')
+
+    def more_config(self):
+        return ('[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:'
+                '5672/\n[notifications]\nnotification_format = versioned\n'
+                'versioned_notifications_topics = %s\n'
+                '[oslo_messaging_notifications]\ndriver = messagingv2\n'
+                % self.topic)
+
+    def test_each_step_is_notified(self):
+        listener = self.useFixture(processes.Process([
+            processes.script('nova-forcedown-manage'), '--config-file',
+            self.cloud.config, 'notifications', 'listen']))
+        monitored_hosts.wait_for_log(listener, 'Listening')
+        self.recover('rack-a-2')
+        servers = monitored_hosts.SERVERS_PER_HOST
+        processes.wait_until(lambda: listener.output().count(
+            ' instance.evacuate ') == servers, timeout=30)
+        events = _events(listener.output())
+        [forced_down] = [data for event, data in events
+                         if event == 'service.update' and
+                         '"forced_down":true' in data]
+        self.assertIn('"host":"rack-a-2"', forced_down)
+        # Each server: marked shut down on the fenced host, then moved by
+        # the monitor to its destination, rebuilding.
+        for event in ('instance.power_off.end', 'instance.evacuate'):
+            found = [data for name, data in events if name == event]
+            self.assertEqual(servers, len(found), event)
+            for data in found:
+                self.assertIn('"action_initiator_user":'
+                              '"nova-forcedown-monitor"', data)
+        for data in (data for name, data in events
+                     if name == 'instance.evacuate'):
+            self.assertIn('"task_state":"rebuilding"', data)
+            self.assertNotIn('"host":"rack-a-2"', data)
+
+
+def _events(listened):
+    """[(event type, payload line)] of ``notifications listen``'s output."""
+    lines = listened.splitlines()
+    return [(header.split()[3], payload.strip())
+            for header, payload in zip(lines, lines[1:])
+            if payload.startswith('    ') and len(header.split()) > 3]
 
 
 class TestMonitorFailover(MonitorTestCase):

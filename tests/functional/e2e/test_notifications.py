@@ -22,6 +22,7 @@ import testtools
 
 from tests.fixtures import commands
 from tests.fixtures import processes
+from tests.fixtures import rabbitmq
 
 BROKER = ('127.0.0.1', 5672)
 AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672//'
@@ -112,17 +113,7 @@ class NotificationTestCase(testtools.TestCase):
         if self.BROKER_PORT == BROKER[1]:
             self.consumer = Consumer(self.topic)
             self.addCleanup(self.consumer.close)
-            self.addCleanup(self._delete_notifier_queue)
-
-    def _delete_notifier_queue(self):
-        # oslo.messaging declares a durable <topic>.info queue when it
-        # sends, so that nothing is lost before a consumer comes.
-        with kombu.Connection(AMQP_URL) as connection:
-            channel = connection.channel()
-            try:
-                channel.queue_delete(self.topic + '.info')
-            finally:
-                channel.close()
+            self.addCleanup(rabbitmq.delete_queue, self.topic + '.info')
 
     def start_api(self):
         self.port = processes.free_port()
