@@ -123,10 +123,12 @@ class Monitor(periodic.Ticker):
         held = {host for refusal in refused for host in refusal.suspects}
         for refusal in refused:
             self._refuse(refusal)
-        for host in suspected:
-            if host not in held and self._due(host):
-                self.handle(host)
-        self.evacuate(self._compute_services())
+        judged = [host for host in suspected
+                  if host not in held and self._due(host)]
+        for host in judged:
+            self.handle(host)
+        # A judged host may now be forced down: read them again.
+        self.evacuate(self._compute_services() if judged else services)
 
     def _compute_services(self):
         return service_obj.ServiceList.get_records(
