@@ -4,7 +4,8 @@ futurist's PeriodicWorker keeps the time. Its ``start()`` runs the calls
 and returns only once stopped, so it runs in a daemon thread: a call that
 hangs (a database that does not answer) never keeps the process from
 exiting. The next call comes ``interval`` seconds after one ends, so slow
-calls never pile up.
+calls never pile up; or, for a ticker whose calls must start on time,
+``interval`` seconds after one started (at once when it took longer).
 """
 
 import threading
@@ -19,10 +20,11 @@ class Ticker:
     """Call ``tick()`` every ``interval`` seconds until stopped.
 
     The first call comes at once, or after one interval when not
-    ``run_immediately``.
+    ``run_immediately``. ``on_time``: the interval counts from the start
+    of the last call, not its end.
     """
 
-    def __init__(self, interval, name, run_immediately=True):
+    def __init__(self, interval, name, run_immediately=True, on_time=False):
         self._interval = interval
 
         @periodics.periodic(interval, run_immediately=run_immediately)
@@ -30,7 +32,8 @@ class Ticker:
             self.tick()
 
         self._worker = periodics.PeriodicWorker(
-            [(tick, (), {})], schedule_strategy='last_finished')
+            [(tick, (), {})],
+            schedule_strategy='last_started' if on_time else 'last_finished')
         self._thread = threading.Thread(target=self._worker.start,
                                         name=name, daemon=True)
 

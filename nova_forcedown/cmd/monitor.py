@@ -68,7 +68,9 @@ def _start(conf):
     notifications.configure(conf)
     url = monitor_leadership.lock_url(conf)
     leader = monitor_leadership.Leadership(url).start()
-    monitor = manager.Monitor(conf, servicegroup_api.API(conf), leader)
+    monitor = manager.Monitor(
+        conf, servicegroup_api.API(conf, reads_every=conf.monitor.interval),
+        leader)
     LOG.info('Monitor %(member)s looks every %(interval)s s; the leader '
              'holds the lock at %(url)s.',
              {'member': leader.member_id,

@@ -55,7 +55,10 @@ BLIND = condition_log.Messages(
 class Monitor(periodic.Ticker):
 
     def __init__(self, conf, servicegroup, leadership, clock=time.monotonic):
-        super().__init__(conf.monitor.interval, 'monitor')
+        # A look starts every interval, however long the last one took:
+        # the time to see a failure is the liveness window plus at most
+        # one interval.
+        super().__init__(conf.monitor.interval, 'monitor', on_time=True)
         self._conf = conf
         self._servicegroup = servicegroup
         self._leadership = leadership

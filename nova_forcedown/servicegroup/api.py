@@ -12,10 +12,18 @@ class API:
     forgets the flag still cannot report such a service up.
     """
 
-    def __init__(self, conf):
+    def __init__(self, conf, reads_every=None):
+        """``reads_every``: seconds between the caller's liveness reads.
+
+        A driver that shares one read of its backend among callers then
+        keeps it for less than that, so each of them sees a fresh one; by
+        default it keeps it for what suits many concurrent requests.
+        """
         self._driver = stevedore_driver.DriverManager(
             DRIVER_NAMESPACE, conf.servicegroup_driver,
-            invoke_on_load=True, invoke_args=(conf,)).driver
+            invoke_on_load=True, invoke_args=(conf,),
+            invoke_kwds={} if reads_every is None else
+            {'reads_every': reads_every}).driver
 
     def join(self, *services, along=None, alive=None):
         """Start heartbeating ``services`` from one loop; returns its handle.

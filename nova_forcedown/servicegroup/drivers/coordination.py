@@ -102,9 +102,13 @@ def get_coordinator(conf, member):
 
 class ToozDriver(base.Driver):
 
-    def __init__(self, conf, clock=time.monotonic):
+    def __init__(self, conf, clock=time.monotonic, reads_every=None):
         self._conf = conf
         self._clock = clock
+        # A caller reading every few tenths of a second (the monitor) gets
+        # a fresh read each time; one read a second serves the API.
+        self._snapshot_max_age = (SNAPSHOT_MAX_AGE if reads_every is None
+                                  else min(SNAPSHOT_MAX_AGE, reads_every / 2))
         self._database = db.DbDriver(conf)
         self._lock = threading.Lock()
         self._observer = None
@@ -140,7 +144,8 @@ class ToozDriver(base.Driver):
         """An is_up of services that reads the backend at most once.
 
         It is read when the first service that is not forced down is
-        judged, and only if the last read is older than SNAPSHOT_MAX_AGE.
+        judged, and only if the last read is older than SNAPSHOT_MAX_AGE
+        (less for a caller that reads often: ``reads_every``).
         """
         members = []
 
@@ -174,7 +179,7 @@ class ToozDriver(base.Driver):
         """
         with self._lock:
             now = self._clock()
-            max_age = (SNAPSHOT_MAX_AGE if self._members is not None
+            max_age = (self._snapshot_max_age if self._members is not None
                        else RETRY_AFTER)
             if self._read_at is not None and now - self._read_at < max_age:
                 return self._members

@@ -11,7 +11,8 @@ from nova_forcedown.servicegroup import heartbeat
 
 class DbDriver(base.Driver):
 
-    def __init__(self, conf):
+    def __init__(self, conf, reads_every=None):
+        # reads_every: every read is fresh here, whoever reads.
         self._report_interval = conf.report_interval
         self._service_down_time = conf.service_down_time
         self._log_reminder_interval = conf.log_reminder_interval

@@ -10,6 +10,7 @@ older than service_down_time.
 
 import datetime
 import threading
+import time
 
 import fixtures
 from oslo_utils import fixture as utils_fixture
@@ -106,6 +107,21 @@ class TestToozMembership(base.BaseTestCase):
         self.assertTrue(api.service_is_up(service))
         self.assertTrue(processes.wait_until(
             lambda: not api.service_is_up(service), timeout=10))
+
+    def test_a_caller_that_reads_often_sees_each_change(self):
+        # The API shares one read for a while; the monitor, which looks
+        # every few tenths of a second, must see a member gone at once.
+        self.useFixture(self._max_age(60))
+        service = _stale_service()
+        self._heartbeat(service)
+        shared = servicegroup.API(self.conf)
+        monitor = servicegroup.API(self.conf, reads_every=0.2)
+        self.assertEqual([True, True], [shared.service_is_up(service),
+                                        monitor.service_is_up(service)])
+        self.redis._delete_keys()
+        time.sleep(0.15)
+        self.assertEqual([True, False], [shared.service_is_up(service),
+                                         monitor.service_is_up(service)])
 
     def test_only_the_services_that_heartbeat_are_members(self):
         beating, silent = _stale_service('c1'), _stale_service('c2')
