@@ -147,13 +147,15 @@ class Monitor(periodic.Ticker):
             self._tell(host, 'its fence_driver %r does not exist; not '
                              'fenced' % settings.fence_driver)
             return
+        asked_at = self._clock()
         status = self._status(driver)
         verdict = confirmation.judge(self._conf.monitor.confirm_with, status,
                                      self._probe(settings))
         if not verdict.failed:
             self._tell(host, verdict.why)
             return
-        LOG.warning('Host %s has failed: %s. Fencing it.', host, verdict.why)
+        LOG.warning('Host %s has failed: %s (judged in %.2f s). Fencing it.',
+                    host, verdict.why, self._clock() - asked_at)
         try:
             already_off = fencing.fence(driver,
                                         self._conf.monitor.fence_timeout,

@@ -38,7 +38,8 @@ from tools.benchmark import seeding
 POLL = 0.02
 DEAD = 'dead-1'
 # oslo.log's default line: its local time, to the millisecond.
-_JUDGED = re.compile(r'^(\S+ \S+) .*Host %s has failed' % DEAD, re.M)
+_JUDGED = re.compile(r'^(\S+ \S+) .*Host %s has failed: .*\(judged in '
+                     r'([0-9.]+) s\)' % DEAD, re.M)
 
 _FORCED_DOWN = sa.text('SELECT forced_down FROM services '
                        'WHERE host = :host AND deleted = 0')
@@ -74,7 +75,7 @@ def _config(args):
 
 
 def one_run(args):
-    """Seconds to forced down, to every server active, to judged failed."""
+    """Seconds to forced down, all active, judged failed, the judgement."""
     database = seeding.Database(args.db_url)
     cloud = monitored_hosts.MonitoredHosts(
         {'dead': (1, args.servers), 'spare': (args.spares, 0)},
@@ -88,8 +89,8 @@ def one_run(args):
         try:
             forced_down, all_active, powered_off = _timed_recovery(
                 cloud, engine, args.servers)
-            return (forced_down, all_active,
-                    _judged_after(monitor.output(), powered_off))
+            return (forced_down, all_active) + _judged_after(
+                monitor.output(), powered_off)
         finally:
             engine.dispose()
     finally:
@@ -121,13 +122,16 @@ def _timed_recovery(cloud, engine, servers):
 
 
 def _judged_after(log, powered_off):
-    """Seconds from the power-off to the monitor's "has failed" line."""
+    """Seconds to the monitor's "has failed" line; its judgement's.
+
+    The judgement is the BMC's answer and the probe.
+    """
     line = _JUDGED.search(log)
     if line is None:
-        return float('nan')
+        return float('nan'), float('nan')
     judged = datetime.datetime.strptime(line.group(1),
                                         '%Y-%m-%d %H:%M:%S.%f')
-    return judged.timestamp() - powered_off
+    return judged.timestamp() - powered_off, float(line.group(2))
 
 
 def _summary(values):
@@ -141,10 +145,10 @@ def main(argv=None):
     runs = []
     for number in range(1, args.runs + 1):
         runs.append(one_run(args))
-        print('run %d: judged failed after %.2f s, forced down after %.2f '
-              's, all %d servers active after %.2f s' % (
-                  number, runs[-1][2], runs[-1][0], args.servers,
-                  runs[-1][1]), flush=True)
+        print('run %d: judged failed after %.2f s (judged in %.2f s), '
+              'forced down after %.2f s, all %d servers active after %.2f '
+              's' % (number, runs[-1][2], runs[-1][3], runs[-1][0],
+                     args.servers, runs[-1][1]), flush=True)
     figures = {
         'driver': args.driver,
         'database': (args.db_url or 'sqlite').split(':')[0],
@@ -152,6 +156,7 @@ def main(argv=None):
         'service_down_time': args.down_time, 'report_interval': 1,
         'monitor_interval': 0.5, 'max_in_flight': args.max_in_flight,
         'judged_failed_s': _summary([run[2] for run in runs]),
+        'judgement_s': _summary([run[3] for run in runs]),
         'forced_down_s': _summary([run[0] for run in runs]),
         'all_active_s': _summary([run[1] for run in runs]),
         'runs': len(runs)}

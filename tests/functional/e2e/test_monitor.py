@@ -74,7 +74,7 @@ class MonitorTestCase(testtools.TestCase):
         processes.wait_until(
             lambda: self.cloud.forced_down() == [host], timeout=60)
         self.assertIn('Host %s has failed: its BMC says it is powered on '
-                      'with a critical fault (%s). Fencing it.' % (host, said),
+                      'with a critical fault (%s) (judged in ' % (host, said),
                       monitor.output())
         # Its agent, started again, finds the host off: it runs nothing.
         self.cloud.restart_agent(self.cloud.rack_of(host))
