@@ -62,6 +62,10 @@ def power_path(state_dir, host):
     return os.path.join(state_dir, host + '.power')
 
 
+def faults_path(state_dir, host):
+    return os.path.join(state_dir, host + '.faults')
+
+
 def read_power(state_dir, host):
     """``on`` or ``off``: what host's BMC says of its power."""
     try:
@@ -73,17 +77,13 @@ def read_power(state_dir, host):
 
 def write_power(state_dir, host, state):
     """Set host's power, replacing the file at once."""
-    os.makedirs(state_dir, exist_ok=True)
-    with tempfile.NamedTemporaryFile('w', dir=state_dir, prefix='.' + host,
-                                     delete=False) as power:
-        power.write(state)
-    os.replace(power.name, power_path(state_dir, host))
+    _replace(state_dir, host, power_path(state_dir, host), state)
 
 
 def read_faults(state_dir, host):
     """The :data:`FAULTS` host's BMC reports; unknown words are ignored."""
     try:
-        with open(os.path.join(state_dir, host + '.faults')) as faults:
+        with open(faults_path(state_dir, host)) as faults:
             return sorted(set(faults.read().split()) & set(FAULTS))
     except FileNotFoundError:
         return []
@@ -91,9 +91,16 @@ def read_faults(state_dir, host):
 
 def write_faults(state_dir, host, *faults):
     """Have host's BMC report ``faults`` (none: healthy again)."""
+    _replace(state_dir, host, faults_path(state_dir, host), ' '.join(faults))
+
+
+def _replace(state_dir, host, path, text):
+    """Write ``text`` as ``path`` at once: a BMC never reads half of it."""
     os.makedirs(state_dir, exist_ok=True)
-    with open(os.path.join(state_dir, host + '.faults'), 'w') as file:
-        file.write(' '.join(faults))
+    with tempfile.NamedTemporaryFile('w', dir=state_dir, prefix='.' + host,
+                                     delete=False) as file:
+        file.write(text)
+    os.replace(file.name, path)
 
 
 def redfish_health(faults):
