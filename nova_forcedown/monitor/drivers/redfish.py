@@ -4,13 +4,10 @@ The host's system is ``redfish_system`` (its path, such as
 ``/redfish/v1/Systems/1``), or the only system its BMC has.
 """
 
-from oslo_log import log as logging
 import sushy
 from sushy import auth
 
 from nova_forcedown.monitor.drivers import base
-
-LOG = logging.getLogger(__name__)
 
 REDFISH_PORT = 443
 
