@@ -37,6 +37,9 @@ class _WithoutTraceback(std_logging.Filter):
 
 # tooz's drivers that renew locks from the coordinator's heartbeat.
 _TOOZ_LOCK_LOGGERS = ('tooz.drivers.redis', 'tooz.coordination')
+# One filter for the process: a logger keeps a filter once however often
+# it is added, so starting again adds nothing.
+_WITHOUT_TRACEBACK = _WithoutTraceback()
 
 
 def lock_url(conf):
@@ -71,7 +74,7 @@ class Leadership:
 
     def start(self):
         for name in _TOOZ_LOCK_LOGGERS:
-            std_logging.getLogger(name).addFilter(_WithoutTraceback())
+            std_logging.getLogger(name).addFilter(_WITHOUT_TRACEBACK)
         self._coordinator = coordination.get_coordinator(self._url,
                                                          self._member_id)
         self._coordinator.start(start_heart=True)

@@ -2,6 +2,7 @@
 fence is confirmed, what a fence agent is told."""
 
 import collections
+import logging as std_logging
 import os
 import stat
 
@@ -299,6 +300,17 @@ class TestLeaderLock(base.BaseTestCase):
                             '[monitor]\nleader_timeout = 3\n')
         self.assertEqual('redis://127.0.0.1:6379?db=2&lock_timeout=3',
                          leadership.lock_url(conf))
+
+    def test_starting_again_keeps_tooz_tracebacks_out_once(self):
+        conf, _ = self.conf()
+        for member in ('monitor-a', 'monitor-b'):
+            leader = leadership.Leadership(leadership.lock_url(conf),
+                                           member).start()
+            self.addCleanup(leader.stop)
+        for name in ('tooz.drivers.redis', 'tooz.coordination'):
+            filters = std_logging.getLogger(name).filters
+            self.assertEqual(1, sum(
+                type(f).__name__ == '_WithoutTraceback' for f in filters))
 
     def test_host_sections_fill_in_from_monitor(self):
         conf, _ = self.conf('[monitor]\nbmc_username = admin\n'
