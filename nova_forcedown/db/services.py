@@ -188,7 +188,7 @@ _HEARTBEAT_READ_BACK = sa.select(*_HEARTBEAT_RETURNS).where(
     _SERVICES.c.id.in_(_HEARTBEAT_IDS), _SERVICES.c.deleted == 0)
 
 
-@engine.writer
+@engine.writer(writes_first=True)
 def service_report_states(context, service_ids):
     """Record a heartbeat of each service: report_count and last_seen_up.
 

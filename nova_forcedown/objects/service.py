@@ -365,8 +365,12 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
             hosts=hosts, consume=consume)
 
 
-@db_engine.writer
+@db_engine.writer(writes_first=True)
 def _heartbeats_along(context, service_ids, along):
-    """The heartbeats' stored values, and what ``along`` returned."""
+    """The heartbeats' stored values, and what ``along`` returned.
+
+    The heartbeats' UPDATE comes first: it takes the write lock, and what
+    ``along`` reads after it is current.
+    """
     stored = db_services.service_report_states(context, service_ids)
     return stored, along(context) if along is not None else None
