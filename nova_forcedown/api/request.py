@@ -157,11 +157,14 @@ def listing_response(key, records, render, extra=None):
     except BaseException:
         body.close()
         raise
-    resp = webob.Response(content_type='application/json', charset='utf-8')
-    resp.content_length = body.tell()
+    size = body.tell()
     body.seek(0)
+    resp = webob.Response(content_type='application/json', charset='utf-8')
     # The WSGI server closes it once sent, or when the client goes away.
     resp.app_iter = wsgiref.util.FileWrapper(body, _SPOOL_BLOCK)
+    # After the app_iter, which makes webob forget any length: without
+    # one, the listing would go out in chunked transfer encoding.
+    resp.content_length = size
     return resp
 
 
