@@ -5,13 +5,10 @@ is read with its hosts and metadata; a listing of any number of them is
 three statements. Aggregate rows are deleted, not soft-deleted, as in
 Nova's API database.
 
-A change of the hosts or the zone of an aggregate that has (or gets) a
-zone is judged by the fence-storm guard when it is given a ``limit`` (a
-:class:`fence_storm.FencingLimit`): in its transaction, the aggregate's
-row is locked, the change written, then the compute services of the
-zones it changes locked and counted, and the change refused
-(ZoneChangeLimitExceeded, nothing committed) when it breaks the rule.
-Without a limit it costs nothing more.
+Each write is one step of an operation of
+:mod:`nova_forcedown.objects.aggregate`, which owns the transaction: the
+zone rules and the fence-storm guard are judged there, between these
+steps.
 """
 
 import collections
@@ -23,7 +20,6 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import engine
-from nova_forcedown.db import fence_storm
 from nova_forcedown.db import models
 from nova_forcedown.db import zones
 from nova_forcedown import exception
@@ -153,44 +149,39 @@ def aggregate_create(context, name, metadata=None, uuid=None):
 
 
 @engine.writer
-def aggregate_update(context, aggregate_id, name=None, metadata=None,
-                     limit=None):
-    """Rename and/or merge ``metadata`` (a None value deletes its key).
+def aggregate_get_locked(context, aggregate_id):
+    """The aggregate, its row locked first.
+
+    Its guarded changes then take turns, each reading what the one before
+    it wrote.
+    """
+    return _read_one(context.connection, aggregate_id, lock=True)
+
+
+@engine.writer
+def aggregate_update(context, aggregate_id, name=None):
+    """Rename the aggregate (with ``name``), and move its ``updated_at``.
 
     ``updated_at`` moves whatever changes, as a PUT of the aggregate says
     it was modified. The UPDATE locks the aggregate's row.
     """
-    connection = context.connection
-    metadata = metadata or {}
     values = {'updated_at': timeutils.utcnow()}
     if name is not None:
         values['name'] = name
     try:
-        result = connection.execute(
+        result = context.connection.execute(
             _AGGREGATES.update().where(_AGGREGATES.c.id == aggregate_id)
             .values(**values))
     except db_exc.DBDuplicateEntry:
         raise exception.AggregateNameExists(aggregate_name=name)
     if result.rowcount != 1:
         raise exception.AggregateNotFound(aggregate_id=aggregate_id)
-    guarded = limit is not None and AZ_KEY in metadata
-    before = _read_one(connection, aggregate_id) if guarded else None
-    _write_metadata(connection, aggregate_id, metadata)
-    if guarded:
-        _refuse_zone_change(connection, limit, before, metadata[AZ_KEY])
-    return _read_one(connection, aggregate_id)
 
 
 @engine.writer
-def aggregate_metadata_update(context, aggregate_id, metadata, limit=None):
+def aggregate_metadata_write(context, aggregate_id, metadata):
     """Merge ``metadata`` into the aggregate's; a None value deletes."""
-    connection = context.connection
-    guarded = limit is not None and AZ_KEY in metadata
-    before = _read_one(connection, aggregate_id, lock=guarded)
-    _write_metadata(connection, aggregate_id, metadata)
-    if guarded:
-        _refuse_zone_change(connection, limit, before, metadata[AZ_KEY])
-    return _read_one(connection, aggregate_id)
+    _write_metadata(context.connection, aggregate_id, metadata)
 
 
 def _write_metadata(connection, aggregate_id, metadata):
@@ -206,15 +197,9 @@ def _write_metadata(connection, aggregate_id, metadata):
 
 
 @engine.writer
-def aggregate_delete(context, aggregate_id, refuse_hosts):
-    """Delete an aggregate and its metadata.
-
-    ``refuse_hosts(row)`` is the error to raise when it still holds hosts.
-    """
+def aggregate_delete(context, aggregate_id):
+    """Delete an aggregate and its metadata (its hosts are the caller's)."""
     connection = context.connection
-    aggregate = _read_one(connection, aggregate_id)
-    if aggregate.hosts:
-        raise refuse_hosts(aggregate)
     connection.execute(_METADATA.delete().where(
         _METADATA.c.aggregate_id == aggregate_id))
     connection.execute(_AGGREGATES.delete().where(
@@ -222,77 +207,21 @@ def aggregate_delete(context, aggregate_id, refuse_hosts):
 
 
 @engine.writer
-def aggregate_host_add(context, aggregate_id, host, limit=None):
-    connection = context.connection
-    before = _read_one(connection, aggregate_id, lock=limit is not None)
+def aggregate_host_add(context, aggregate_id, host):
+    """Put ``host`` in the aggregate; AggregateHostExists if it is in it."""
     try:
-        connection.execute(_HOSTS.insert().values(aggregate_id=aggregate_id,
-                                                  host=host))
+        context.connection.execute(_HOSTS.insert().values(
+            aggregate_id=aggregate_id, host=host))
     except db_exc.DBDuplicateEntry:
         raise exception.AggregateHostExists(aggregate_id=aggregate_id,
                                             host=host)
-    if limit is not None:
-        _refuse_fence_storm(
-            connection, limit,
-            'Adding host %s to aggregate %s' % (host, aggregate_id),
-            joined=_memberships(before, [host], _zone(before)))
-    return _read_one(connection, aggregate_id)
 
 
 @engine.writer
-def aggregate_host_delete(context, aggregate_id, host, limit=None):
-    connection = context.connection
-    before = (_read_one(connection, aggregate_id, lock=True)
-              if limit is not None else None)
-    result = connection.execute(_HOSTS.delete().where(
+def aggregate_host_delete(context, aggregate_id, host):
+    """Take ``host`` out of the aggregate; AggregateHostNotFound if not in."""
+    result = context.connection.execute(_HOSTS.delete().where(
         _HOSTS.c.aggregate_id == aggregate_id, _HOSTS.c.host == host))
     if result.rowcount != 1:
         raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
                                               host=host)
-    if limit is not None:
-        _refuse_fence_storm(
-            connection, limit,
-            'Removing host %s from aggregate %s' % (host, aggregate_id),
-            left=_memberships(before, [host], _zone(before)))
-    return _read_one(connection, aggregate_id)
-
-
-# ------------------------------------------------- the fence-storm guard
-
-def _zone(aggregate):
-    return aggregate.metadata.get(AZ_KEY)
-
-
-def _memberships(aggregate, hosts, zone):
-    """What ``hosts`` in ``aggregate`` are to zones when it has ``zone``."""
-    if zone is None:
-        return ()
-    return tuple(zones.Membership(host, aggregate.id, zone)
-                 for host in hosts)
-
-
-def _refuse_zone_change(connection, limit, before, zone):
-    """The guard on ``before`` (the aggregate as it was) now in ``zone``."""
-    old = _zone(before)
-    if zone == old:
-        return
-    change = ('Removing availability zone %s from aggregate %s'
-              % (old, before.id) if zone is None else
-              'Setting availability zone %s on aggregate %s'
-              % (zone, before.id))
-    _refuse_fence_storm(connection, limit, change,
-                        joined=_memberships(before, before.hosts, zone),
-                        left=_memberships(before, before.hosts, old))
-
-
-def _refuse_fence_storm(connection, limit, change, joined=(), left=()):
-    """ZoneChangeLimitExceeded if ``joined`` and ``left`` break the rule.
-
-    They are the memberships the change added and removed, written
-    already; without any, no zone changes and nothing is read.
-    """
-    if joined or left:
-        fence_storm.lock_checked(
-            connection, limit, fence_storm.Delta(joined=joined, left=left),
-            functools.partial(exception.ZoneChangeLimitExceeded,
-                              change=change))

@@ -11,8 +11,6 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import engine
-from nova_forcedown.db import fence_storm
-from nova_forcedown.db import migrations
 from nova_forcedown.db import models
 from nova_forcedown import exception
 
@@ -240,20 +238,12 @@ def service_has_instances(context, host):
 
 
 @engine.writer
-def service_destroy(context, service_id):
-    """Soft-delete a service; a compute's nodes too, and its memberships.
+def service_soft_delete(context, service):
+    """Soft-delete ``service``; a compute's nodes too, and its memberships.
 
-    A compute service is refused (409) while its host has instances or
-    migrations in progress; once deleted, its host is in no aggregate.
+    Once deleted, its host is in no aggregate. ServiceNotFound when it
+    was deleted already.
     """
-    service = service_get(context, service_id)
-    if service.binary == COMPUTE_BINARY:
-        _check_host_is_empty(context, service.host)
-    _destroy_checked(context, service)
-
-
-def _destroy_checked(context, service):
-    """Soft-delete ``service``, which may be deleted."""
     now = timeutils.utcnow()
     if service.binary == COMPUTE_BINARY:
         _destroy_nodes(context.connection, service, now)
@@ -264,13 +254,6 @@ def _destroy_checked(context, service):
         .values(deleted=_SERVICES.c.id, deleted_at=now))
     if result.rowcount != 1:
         raise exception.ServiceNotFound(service_id=service.id)
-
-
-def _check_host_is_empty(context, host):
-    if service_has_instances(context, host):
-        raise exception.ServiceHostsInstances()
-    if migrations.host_has_migrations_in_progress(context, host):
-        raise exception.ServiceHasMigrationsInProgress()
 
 
 def _leave_aggregates(connection, host):
@@ -292,19 +275,27 @@ def _destroy_nodes(connection, service, now):
 # ------------------------------------------------------- an admin's change
 
 @engine.writer
-def service_lock_compute(context, uuid=None, host=None, limit=None):
+def service_find_compute(context, uuid=None, host=None):
+    """The live nova-compute service ``uuid`` or on ``host``, or None.
+
+    Read, not locked: what a change locks first is decided from it.
+    """
+    row = context.connection.execute(
+        sa.select(_SERVICES).where(*_target(uuid, host))).first()
+    return None if row is None else ServiceRow._make(row)
+
+
+@engine.writer
+def service_lock_compute(context, uuid=None, host=None, service_id=None):
     """The live nova-compute service ``uuid`` or on ``host``, locked.
 
-    None when there is none. With ``limit`` (a
-    :class:`fence_storm.FencingLimit`) the row is locked with the compute
-    services of its host's zones, once the fence-storm guard lets a
-    force-down of it go (:func:`_lock_checked_against_zone`).
+    None when there is none (or, with ``service_id``, when that is not
+    its id any more).
     """
-    connection = context.connection
-    target = _target(uuid, host)
-    if limit is not None:
-        return _lock_checked_against_zone(connection, target, limit)
-    return _lock(connection, *target)
+    criteria = _target(uuid, host)
+    if service_id is not None:
+        criteria += (_SERVICES.c.id == service_id,)
+    return _lock(context.connection, *criteria)
 
 
 @engine.writer
@@ -339,43 +330,3 @@ def _lock(connection, *criteria):
     row = connection.execute(
         sa.select(_SERVICES).where(*criteria).with_for_update()).first()
     return None if row is None else ServiceRow._make(row)
-
-
-def _lock_checked_against_zone(connection, target, limit):
-    """The target row, locked with its zones', once the guard lets it go.
-
-    Raises ForcedDownLimitExceeded when forcing it down would break the
-    fence-storm rule (:mod:`nova_forcedown.db.fence_storm`) in a zone of
-    its host.
-    """
-    found = connection.execute(sa.select(_SERVICES).where(*target)).first()
-    if found is None:
-        return None
-    locked = fence_storm.lock_checked(
-        connection, limit, fence_storm.Delta(forced_down=found.host),
-        functools.partial(exception.ForcedDownLimitExceeded,
-                          host=found.host))
-    if found.id not in locked:
-        return None  # Deleted since it was found.
-    return _lock(connection, _SERVICES.c.id == found.id, *target)
-
-
-@engine.writer
-def service_destroy_compute(context, service_id, limit):
-    """:func:`service_destroy` of a compute service, guarded.
-
-    In its transaction, first Nova's refusal of a host with instances or
-    migrations in progress, then the compute services of the host's zones
-    locked and counted without it: ZoneChangeLimitExceeded when that
-    breaks the fence-storm rule (``limit``, a
-    :class:`fence_storm.FencingLimit`).
-    """
-    service = service_get(context, service_id)
-    _check_host_is_empty(context, service.host)
-    fence_storm.lock_checked(
-        context.connection, limit,
-        fence_storm.Delta(deleted=service.host),
-        functools.partial(exception.ZoneChangeLimitExceeded,
-                          change='Deleting the compute service of host %s'
-                          % service.host))
-    _destroy_checked(context, service)

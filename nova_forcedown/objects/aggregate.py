@@ -6,23 +6,30 @@ command) keeps them: a host is in at most one zone, a zone never has an
 empty name, and a host's zone does not change under its instances. Given
 a ``conf`` whose ``[fencing] max_forced_down_fraction`` is set, a change
 of a zone's hosts is also judged by the fence-storm guard
-(:mod:`nova_forcedown.db.fence_storm`): ZoneChangeLimitExceeded.
+(:mod:`nova_forcedown.objects.fence_storm`): ZoneChangeLimitExceeded.
+Each change is one transaction, a function of this module: the
+aggregate's row locked when the guard judges it, the change written, then
+the compute services of the zones it moves locked, counted and judged.
 
 Each change is notified as Nova notifies it, ``aggregate.<action>.start``
 before it is tried and ``.end`` once it is committed: a change refused by
 the rules or the database may leave a start without an end, as in Nova.
 """
 
+import functools
+
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import aggregates as db_aggregates
-from nova_forcedown.db import fence_storm
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown.db import services as db_services
+from nova_forcedown.db import zones as db_zones
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import base
+from nova_forcedown.objects import fence_storm
 from nova_forcedown.objects import instance as instance_obj
 
 AZ_KEY = db_aggregates.AZ_KEY
@@ -105,7 +112,7 @@ class Aggregate(base.NovaForcedownObject):
             before.name = name
         for action in actions:
             before._notify(action, 'start')
-        self._reload(db_aggregates.aggregate_update(
+        self._reload(update(
             self._context, self.id, name=name, metadata=metadata,
             limit=fence_storm.FencingLimit.from_conf(conf)))
         for action in actions:
@@ -116,17 +123,14 @@ class Aggregate(base.NovaForcedownObject):
         self._check_zone_change(metadata,
                                 exception.CannotUpdateAggregateMetadata)
         self._notify('update_metadata', 'start')
-        self._reload(db_aggregates.aggregate_metadata_update(
+        self._reload(update_metadata(
             self._context, self.id, metadata,
             limit=fence_storm.FencingLimit.from_conf(conf)))
         self._notify('update_metadata', 'end')
 
     def destroy(self):
         self._notify('delete', 'start')
-        db_aggregates.aggregate_delete(
-            self._context, self.id,
-            refuse_hosts=lambda row: exception.CannotDeleteAggregate(
-                aggregate_id=row.id, reason='Host aggregate is not empty'))
+        delete(self._context, self.id)
         self._notify('delete', 'end')
 
     def _notify(self, action, phase):
@@ -150,7 +154,7 @@ class Aggregate(base.NovaForcedownObject):
             _check_instances_keep_zone(
                 context, host, 'added to', old=_zone_of(memberships),
                 new=zone, fail=fail, aggregate_id=aggregate_id)
-        aggregate._reload(db_aggregates.aggregate_host_add(
+        aggregate._reload(add_host(
             context, aggregate_id, host,
             limit=fence_storm.FencingLimit.from_conf(conf)))
         aggregate._notify('add_host', 'end')
@@ -179,7 +183,7 @@ class Aggregate(base.NovaForcedownObject):
                 new=_zone_of(remaining),
                 fail=exception.CannotRemoveAggregateHost,
                 aggregate_id=aggregate_id)
-        aggregate._reload(db_aggregates.aggregate_host_delete(
+        aggregate._reload(remove_host(
             context, aggregate_id, host,
             limit=fence_storm.FencingLimit.from_conf(conf)))
         aggregate._notify('remove_host', 'end')
@@ -257,6 +261,122 @@ class Aggregate(base.NovaForcedownObject):
             raise fail(aggregate_id=self.id, reason=(
                 'One or more hosts already in availability zone(s) %s'
                 % list(conflicting.values())))
+
+
+# ----------------------------------- the changes, one transaction each
+
+@db_engine.writer
+def update(context, aggregate_id, name=None, metadata=None, limit=None):
+    """Rename and/or merge ``metadata``; the aggregate's row as now stored.
+
+    With ``limit`` (a FencingLimit), a zone set, changed or unset is
+    judged by the fence-storm guard. The UPDATE of the rename locks the
+    aggregate's row first, whatever changes.
+    """
+    metadata = metadata or {}
+    guarded = limit is not None and AZ_KEY in metadata
+    db_aggregates.aggregate_update(context, aggregate_id, name=name)
+    before = (db_aggregates.aggregate_get(context, aggregate_id)
+              if guarded else None)
+    db_aggregates.aggregate_metadata_write(context, aggregate_id, metadata)
+    if guarded:
+        _refuse_zone_change(context, limit, before, metadata[AZ_KEY])
+    return db_aggregates.aggregate_get(context, aggregate_id)
+
+
+@db_engine.writer
+def update_metadata(context, aggregate_id, metadata, limit=None):
+    """Merge ``metadata`` (a None value deletes its key), guarded as update."""
+    guarded = limit is not None and AZ_KEY in metadata
+    before = (db_aggregates.aggregate_get_locked if guarded
+              else db_aggregates.aggregate_get)(context, aggregate_id)
+    db_aggregates.aggregate_metadata_write(context, aggregate_id, metadata)
+    if guarded:
+        _refuse_zone_change(context, limit, before, metadata[AZ_KEY])
+    return db_aggregates.aggregate_get(context, aggregate_id)
+
+
+@db_engine.writer
+def delete(context, aggregate_id):
+    """Delete an aggregate; CannotDeleteAggregate while it holds hosts."""
+    aggregate = db_aggregates.aggregate_get(context, aggregate_id)
+    if aggregate.hosts:
+        raise exception.CannotDeleteAggregate(
+            aggregate_id=aggregate.id, reason='Host aggregate is not empty')
+    db_aggregates.aggregate_delete(context, aggregate_id)
+
+
+@db_engine.writer
+def add_host(context, aggregate_id, host, limit=None):
+    """Put ``host`` in the aggregate; with ``limit``, guarded."""
+    before = (db_aggregates.aggregate_get_locked if limit is not None
+              else db_aggregates.aggregate_get)(context, aggregate_id)
+    db_aggregates.aggregate_host_add(context, aggregate_id, host)
+    if limit is not None:
+        _refuse_host_move(context, limit, before, host, joins=True)
+    return db_aggregates.aggregate_get(context, aggregate_id)
+
+
+@db_engine.writer
+def remove_host(context, aggregate_id, host, limit=None):
+    """Take ``host`` out of the aggregate; with ``limit``, guarded."""
+    before = (db_aggregates.aggregate_get_locked(context, aggregate_id)
+              if limit is not None else None)
+    db_aggregates.aggregate_host_delete(context, aggregate_id, host)
+    if limit is not None:
+        _refuse_host_move(context, limit, before, host, joins=False)
+    return db_aggregates.aggregate_get(context, aggregate_id)
+
+
+def _refuse_host_move(context, limit, before, host, joins):
+    """The guard on ``host`` joining (or leaving) ``before``, as it was."""
+    moved = _memberships(before, [host], _zone(before))
+    if joins:
+        _refuse_fence_storm(context, limit, 'Adding host %s to aggregate %s'
+                            % (host, before.id), joined=moved)
+    else:
+        _refuse_fence_storm(context, limit,
+                            'Removing host %s from aggregate %s'
+                            % (host, before.id), left=moved)
+
+
+def _zone(aggregate):
+    return aggregate.metadata.get(AZ_KEY)
+
+
+def _memberships(aggregate, hosts, zone):
+    """What ``hosts`` in ``aggregate`` are to zones when it has ``zone``."""
+    if zone is None:
+        return ()
+    return tuple(db_zones.Membership(host, aggregate.id, zone)
+                 for host in hosts)
+
+
+def _refuse_zone_change(context, limit, before, zone):
+    """The guard on ``before`` (the aggregate as it was) now in ``zone``."""
+    old = _zone(before)
+    if zone == old:
+        return
+    change = ('Removing availability zone %s from aggregate %s'
+              % (old, before.id) if zone is None else
+              'Setting availability zone %s on aggregate %s'
+              % (zone, before.id))
+    _refuse_fence_storm(context, limit, change,
+                        joined=_memberships(before, before.hosts, zone),
+                        left=_memberships(before, before.hosts, old))
+
+
+def _refuse_fence_storm(context, limit, change, joined=(), left=()):
+    """ZoneChangeLimitExceeded if ``joined`` and ``left`` break the rule.
+
+    They are the memberships the change added and removed, written
+    already; without any, no zone changes and nothing is read.
+    """
+    if joined or left:
+        fence_storm.lock_checked(
+            context, limit, fence_storm.Delta(joined=joined, left=left),
+            functools.partial(exception.ZoneChangeLimitExceeded,
+                              change=change))
 
 
 def _require_compute(context, host):

@@ -1,12 +1,13 @@
 """Service: one running binary (nova-compute, nova-scheduler...) on a host."""
 
+import functools
+
 from oslo_utils import uuidutils
 from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from nova_forcedown.db import engine as db_engine
-from nova_forcedown.db import fence_storm
 from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import models
 from nova_forcedown.db import service_history as db_history
@@ -15,6 +16,7 @@ from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import base
+from nova_forcedown.objects import fence_storm
 from nova_forcedown.objects import host_operations
 
 COMPUTE_BINARY = models.COMPUTE_BINARY
@@ -211,20 +213,46 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         self.obj_reset_changes(list(stored))
 
     def destroy(self, conf=None):
-        """Soft-delete the service (and a compute's nodes).
+        """Soft-delete the service (and a compute's nodes), as Nova does.
 
-        With ``conf`` whose ``[fencing] max_forced_down_fraction`` is set,
-        deleting a compute service that the fence-storm guard refuses
-        (the share of its zone's compute hosts forced down would pass that
-        fraction, and grow) is ZoneChangeLimitExceeded.
+        A compute service is refused while its host has servers or
+        migrations in progress; with ``conf`` whose ``[fencing]
+        max_forced_down_fraction`` is set, also when the fence-storm guard
+        refuses it (the share of its zone's compute hosts forced down
+        would pass that fraction, and grow): ZoneChangeLimitExceeded.
         """
-        limit = fence_storm.FencingLimit.from_conf(conf)
-        if limit is not None and self.is_compute:
-            db_services.service_destroy_compute(self._context, self.id,
-                                                limit)
-        else:
-            db_services.service_destroy(self._context, self.id)
+        destroy_service(self._context, self.id,
+                        limit=fence_storm.FencingLimit.from_conf(conf))
         self._notify('delete')
+
+
+@db_engine.writer
+def destroy_service(context, service_id, limit=None):
+    """Delete the service ``service_id`` and what goes with it, or refuse.
+
+    One transaction: the service read, Nova's refusal of a compute host
+    that is not empty, the fence-storm guard (``limit``, a FencingLimit)
+    on its zones, the deletion.
+    """
+    service = db_services.service_get(context, service_id)
+    if service.binary == COMPUTE_BINARY:
+        _refuse_busy_host(context, service.host)
+        if limit is not None:
+            fence_storm.lock_checked(
+                context, limit, fence_storm.Delta(deleted=service.host),
+                functools.partial(
+                    exception.ZoneChangeLimitExceeded,
+                    change='Deleting the compute service of host %s'
+                    % service.host))
+    db_services.service_soft_delete(context, service)
+
+
+def _refuse_busy_host(context, host):
+    """Nova's refusals of deleting the compute service of ``host``."""
+    if db_services.service_has_instances(context, host):
+        raise exception.ServiceHostsInstances()
+    if db_migrations.host_has_migrations_in_progress(context, host):
+        raise exception.ServiceHasMigrationsInProgress()
 
 
 def marks_shutdown(conf, changes):
@@ -253,9 +281,8 @@ def change_compute(context, changes, uuid=None, host=None, limit=None,
     changes nothing is written (updated_at) but not recorded.
     """
     forcing_down = changes.get('forced_down') is True
-    old = db_services.service_lock_compute(
-        context, uuid=uuid, host=host,
-        limit=limit if forcing_down else None)
+    old = _lock_compute(context, uuid, host,
+                        limit if forcing_down else None)
     if old is None:
         return None, []
     if changes.get('forced_down') is False:
@@ -273,6 +300,29 @@ def change_compute(context, changes, uuid=None, host=None, limit=None,
     if mark_shutdown and new.forced_down:
         marked = host_operations.mark_servers_shutdown(context, new.host)
     return new, marked
+
+
+def _lock_compute(context, uuid, host, limit):
+    """The compute service ``uuid`` or on ``host``, locked; or None.
+
+    With ``limit``, it is to be forced down: the compute services of its
+    host's zones are locked first, and ForcedDownLimitExceeded raised when
+    the fence-storm guard refuses it.
+    """
+    if limit is None:
+        return db_services.service_lock_compute(context, uuid=uuid,
+                                                host=host)
+    found = db_services.service_find_compute(context, uuid=uuid, host=host)
+    if found is None:
+        return None
+    locked = fence_storm.lock_checked(
+        context, limit, fence_storm.Delta(forced_down=found.host),
+        functools.partial(exception.ForcedDownLimitExceeded,
+                          host=found.host))
+    if found.id not in locked:
+        return None  # Deleted since it was found.
+    return db_services.service_lock_compute(context, uuid=uuid, host=host,
+                                            service_id=found.id)
 
 
 def event_of(changes):

@@ -2,9 +2,9 @@
 
 from oslotest import base
 
-from nova_forcedown.db import fence_storm
+from nova_forcedown.objects import fence_storm
 
-Count = fence_storm.ZoneCount
+Count = fence_storm.zone_counts.ZoneCount
 
 
 def _breaks(before, after, fraction=0.5):

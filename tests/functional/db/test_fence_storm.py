@@ -8,10 +8,11 @@ import sqlalchemy as sa
 
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
-from nova_forcedown.db import fence_storm
 from nova_forcedown.db import models
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
+from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import fence_storm
 from nova_forcedown.objects import service as service_obj
 from tests.fixtures import databases
 from tests.fixtures import db_rows
@@ -91,7 +92,7 @@ class ZoneChangesTestsMixin:
         return str(error)
 
     def test_a_healthy_host_leaving_a_zone_is_judged_there(self):
-        message = self._refused(db_aggregates.aggregate_host_delete,
+        message = self._refused(aggregate_obj.remove_host,
                                 self.az1, 'a3')
         self.assertEqual(_message(
             'Removing host a3 from aggregate %d' % self.az1,
@@ -100,10 +101,10 @@ class ZoneChangesTestsMixin:
             self.context, self.az1).hosts)
 
     def test_a_forced_down_host_leaving_is_judged_where_it_lands(self):
-        db_aggregates.aggregate_host_delete(self.context, self.az1, 'a1',
-                                            limit=HALF)
+        aggregate_obj.remove_host(self.context, self.az1, 'a1',
+                                  limit=HALF)
         self.assertEqual((2, 4), _shares(self.context)['nova'])
-        message = self._refused(db_aggregates.aggregate_host_delete,
+        message = self._refused(aggregate_obj.remove_host,
                                 self.az1, 'a2')
         self.assertEqual(_message(
             'Removing host a2 from aggregate %d' % self.az1,
@@ -111,7 +112,7 @@ class ZoneChangesTestsMixin:
 
     def test_a_forced_down_host_joining_a_zone_counts_there(self):
         _force_down(self.context, 'b1')
-        message = self._refused(db_aggregates.aggregate_host_add,
+        message = self._refused(aggregate_obj.add_host,
                                 self.az2, 'n1')
         self.assertEqual(_message(
             'Adding host n1 to aggregate %d' % self.az2,
@@ -120,81 +121,81 @@ class ZoneChangesTestsMixin:
             self.context, self.az2).hosts)
 
     def test_a_zone_over_the_limit_may_be_brought_back(self):
-        db_aggregates.aggregate_host_add(self.context, self.az3, 'n2',
-                                         limit=HALF)
+        aggregate_obj.add_host(self.context, self.az3, 'n2',
+                               limit=HALF)
         self.assertEqual((2, 3), _shares(self.context)['az3'])
         # Forcing down a host forced down already leaves the share as is.
         self.assertTrue(_force_down(self.context, 'c1').forced_down)
-        message = self._refused(db_aggregates.aggregate_host_delete,
+        message = self._refused(aggregate_obj.remove_host,
                                 self.az3, 'n2')
         self.assertIn('2 of 2 compute hosts of zone az3', message)
 
     def test_an_aggregate_without_zone_changes_no_zone(self):
-        db_aggregates.aggregate_host_add(self.context, self.gpu, 'n1',
-                                         limit=HALF)
-        db_aggregates.aggregate_host_add(self.context, self.gpu, 'a3',
-                                         limit=HALF)
-        db_aggregates.aggregate_host_delete(self.context, self.gpu, 'a3',
-                                            limit=HALF)
+        aggregate_obj.add_host(self.context, self.gpu, 'n1',
+                               limit=HALF)
+        aggregate_obj.add_host(self.context, self.gpu, 'a3',
+                               limit=HALF)
+        aggregate_obj.remove_host(self.context, self.gpu, 'a3',
+                                  limit=HALF)
         self.assertEqual(['n1'], db_aggregates.aggregate_get(
             self.context, self.gpu).hosts)
 
     def test_setting_a_zone_on_an_aggregate_is_judged(self):
-        db_aggregates.aggregate_host_add(self.context, self.gpu, 'n1')
+        aggregate_obj.add_host(self.context, self.gpu, 'n1')
         expected = _message('Setting availability zone az5 on aggregate %d'
                             % self.gpu, '1 of 1 compute hosts of zone az5')
         self.assertEqual(expected, self._refused(
-            db_aggregates.aggregate_metadata_update, self.gpu,
+            aggregate_obj.update_metadata, self.gpu,
             {AZ_KEY: 'az5', 'ssd': 'true'}))
         self.assertEqual(expected, self._refused(
-            db_aggregates.aggregate_update, self.gpu, name='gpu-5',
+            aggregate_obj.update, self.gpu, name='gpu-5',
             metadata={AZ_KEY: 'az5'}))
         aggregate = db_aggregates.aggregate_get(self.context, self.gpu)
         self.assertEqual(('gpu', {}), (aggregate.name, aggregate.metadata))
-        db_aggregates.aggregate_host_add(self.context, self.gpu, 'n2')
-        db_aggregates.aggregate_update(self.context, self.gpu,
-                                       metadata={AZ_KEY: 'az5'}, limit=HALF)
+        aggregate_obj.add_host(self.context, self.gpu, 'n2')
+        aggregate_obj.update(self.context, self.gpu,
+                             metadata={AZ_KEY: 'az5'}, limit=HALF)
         self.assertEqual((1, 2), _shares(self.context)['az5'])
 
     def test_changing_a_zone_moves_its_hosts_and_is_judged(self):
         # az3's two forced-down hosts would join az2's two healthy ones.
-        db_aggregates.aggregate_update(self.context, self.az3,
-                                       metadata={AZ_KEY: 'az2'}, limit=HALF)
+        aggregate_obj.update(self.context, self.az3,
+                             metadata={AZ_KEY: 'az2'}, limit=HALF)
         self.assertEqual((2, 4), _shares(self.context)['az2'])
-        message = self._refused(db_aggregates.aggregate_metadata_update,
+        message = self._refused(aggregate_obj.update_metadata,
                                 self.az3, {AZ_KEY: 'az1'})
         self.assertEqual(_message(
             'Setting availability zone az1 on aggregate %d' % self.az3,
             '4 of 6 compute hosts of zone az1'), message)
 
     def test_removing_a_zone_is_judged_in_the_default_zone(self):
-        # Nova's API refuses it; the database layer judges it all the same.
-        message = self._refused(db_aggregates.aggregate_metadata_update,
+        # Nova's API refuses it; the guard judges it all the same.
+        message = self._refused(aggregate_obj.update_metadata,
                                 self.az3, {AZ_KEY: None})
         self.assertEqual(_message(
             'Removing availability zone az3 from aggregate %d' % self.az3,
             '3 of 5 compute hosts of zone nova'), message)
 
     def test_deleting_a_healthy_compute_service_is_judged(self):
-        message = self._refused(db_services.service_destroy_compute,
+        message = self._refused(service_obj.destroy_service,
                                 _service_id(self.context, 'a3'))
         self.assertEqual(_message(
             'Deleting the compute service of host a3',
             '2 of 3 compute hosts of zone az1'), message)
-        db_services.service_destroy_compute(
+        service_obj.destroy_service(
             self.context, _service_id(self.context, 'a1'), HALF)
         self.assertEqual((1, 3), _shares(self.context)['az1'])
 
     def test_a_host_with_instances_is_refused_as_nova_refuses_it(self):
         db_rows.create_instance(self.context, 'a3')
         self.assertRaises(exception.ServiceHostsInstances,
-                          db_services.service_destroy_compute,
+                          service_obj.destroy_service,
                           self.context, _service_id(self.context, 'a3'),
                           HALF)
 
     def test_a_host_in_two_zones_counts_in_each(self):
         # As a row written by hand, or before the one-zone rule.
-        db_aggregates.aggregate_host_add(self.context, self.az1, 'b1')
+        aggregate_obj.add_host(self.context, self.az1, 'b1')
         error = self.assertRaises(exception.ForcedDownLimitExceeded,
                                   _force_down, self.context, 'b1')
         self.assertIn('3 of 5 compute hosts of zone az1 forced', str(error))
@@ -208,11 +209,11 @@ class ZoneChangesTestsMixin:
 
     def test_without_the_guard_no_change_reads_the_services(self):
         changes = [
-            (db_aggregates.aggregate_host_add, self.az2, 'n1'),
-            (db_aggregates.aggregate_host_delete, self.az1, 'a3'),
-            (db_aggregates.aggregate_metadata_update, self.az3,
+            (aggregate_obj.add_host, self.az2, 'n1'),
+            (aggregate_obj.remove_host, self.az1, 'a3'),
+            (aggregate_obj.update_metadata, self.az3,
              {AZ_KEY: 'az9'}),
-            (db_aggregates.aggregate_update, self.az2, 'rack-two',
+            (aggregate_obj.update, self.az2, 'rack-two',
              {AZ_KEY: 'az8'}),
         ]
         with sql_statements.recorded_statements(self.engine) as statements:
@@ -223,9 +224,9 @@ class ZoneChangesTestsMixin:
 
     def test_with_it_a_change_of_no_zone_reads_no_service(self):
         with sql_statements.recorded_statements(self.engine) as statements:
-            db_aggregates.aggregate_host_add(self.context, self.gpu, 'a1',
-                                             limit=HALF)
-            db_aggregates.aggregate_metadata_update(
+            aggregate_obj.add_host(self.context, self.gpu, 'a1',
+                                   limit=HALF)
+            aggregate_obj.update_metadata(
                 self.context, self.az1, {'ssd': 'true'}, limit=HALF)
         self.assertEqual([], [statement for statement in statements
                               if 'FROM services' in statement])
@@ -270,11 +271,11 @@ class ConcurrentZoneChangesTestsMixin:
         changes = (
             [lambda c, h=host: _force_down(c, h) for host in
              ('a0', 'a1', 'a2')] +
-            [lambda c, h=host: db_aggregates.aggregate_host_add(
+            [lambda c, h=host: aggregate_obj.add_host(
                 c, rack, h, limit=HALF) for host in ('n0', 'n1', 'n2')] +
-            [lambda c: db_aggregates.aggregate_host_delete(
+            [lambda c: aggregate_obj.remove_host(
                 c, rack, 'a6', limit=HALF),
-             lambda c: db_services.service_destroy_compute(c, doomed, HALF)])
+             lambda c: service_obj.destroy_service(c, doomed, HALF)])
         start = threading.Barrier(len(changes))
         outcomes = []
         threads = [threading.Thread(target=self._try,
@@ -322,7 +323,7 @@ class ConcurrentZoneChangesTestsMixin:
         moved, forced = [], []
         start = threading.Barrier(1)
         move = threading.Thread(target=self._try, args=(
-            moved, start, lambda c: db_aggregates.aggregate_host_add(
+            moved, start, lambda c: aggregate_obj.add_host(
                 c, rack, 'n0', limit=HALF)))
         mover.append(move)
         move.start()

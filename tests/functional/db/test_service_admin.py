@@ -6,9 +6,9 @@ import threading
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import engine as db_engine
-from nova_forcedown.db import fence_storm
 from nova_forcedown.db import service_history as db_history
 from nova_forcedown import exception
+from nova_forcedown.objects import fence_storm
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.objects import service_history
 from tests.fixtures import databases

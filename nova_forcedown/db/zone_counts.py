@@ -1,15 +1,10 @@
-"""The fence-storm guard: the share of a zone's compute hosts forced down.
+"""The compute hosts of the zones a change moves, locked and counted.
 
-With ``[fencing] max_forced_down_fraction`` set, a change is refused when
-it would leave a zone it changes with more than that fraction of its
-compute hosts forced down *and* a larger share of them forced down than
-before. One rule for every change that moves the share: a force-down, a
-host added to or removed from an aggregate that has a zone, an
-aggregate's zone set, changed or unset, a compute service deleted. A
-change that leaves a zone's share as it was (forcing down a host forced
-down already) or lowers it (adding a healthy host, removing a forced-down
-one) is never refused, even in a zone already over the limit: that is
-how an operator brings it back.
+What the fence-storm guard (:mod:`nova_forcedown.objects.fence_storm`)
+judges: for each zone a change of zones moves (a force-down, a host added
+to or removed from an aggregate that has a zone, an aggregate's zone set,
+changed or unset, a compute service deleted), how many of its compute
+hosts are forced down, of how many, before and after the change.
 
 A zone's compute hosts are the live nova-compute services whose hosts
 are in an aggregate with that ``availability_zone``, and, for the default
@@ -37,23 +32,11 @@ import functools
 
 import sqlalchemy as sa
 
+from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown.db import zones
 
 _SERVICES = models.Service.__table__
-
-
-class FencingLimit(collections.namedtuple(
-        'FencingLimit', ('max_forced_down_fraction', 'default_zone'))):
-    """The guard's settings: the fraction, and the zone of unzoned hosts."""
-
-    @classmethod
-    def from_conf(cls, conf):
-        """The settings of ``conf``; None (no guard) without them."""
-        if conf is None or conf.fencing.max_forced_down_fraction is None:
-            return None
-        return cls(conf.fencing.max_forced_down_fraction,
-                   conf.default_availability_zone)
 
 
 class Delta(collections.namedtuple(
@@ -93,36 +76,19 @@ class ZoneCount(collections.namedtuple('ZoneCount',
             self.forced, self.total, self.zone)
 
 
-def breaks_limit(before, after, fraction):
-    """Whether a zone's change from ``before`` to ``after`` breaks the rule.
+@engine.writer
+def lock_and_count(context, default_zone, delta):
+    """([(before, after)], rows locked) of the zones ``delta`` changes.
 
-    Both are ZoneCounts; the rule is broken when more than ``fraction`` of
-    the zone is forced down after, a larger share than before.
+    Each pair is the :class:`ZoneCount` of one zone, by name, before and
+    after the change. The rows are the compute services of those zones,
+    locked: {service id: (id, host, forced_down)}; no more is read of
+    them, as a zone can have thousands. ``default_zone`` is where a host
+    in no zone is.
     """
-    if not after.total or after.forced / after.total <= fraction:
-        return False
-    return (not before.total or
-            after.forced * before.total > before.forced * after.total)
-
-
-def lock_checked(connection, limit, delta, refused):
-    """Lock the compute services of the zones ``delta`` changes, and judge.
-
-    ``limit`` is a :class:`FencingLimit`. Raises ``refused(counts=...,
-    fraction=...)`` (an exception; ``counts`` names each zone that would
-    pass the limit, with its counts after the change) when the change
-    breaks the rule; the caller's transaction then writes nothing. Returns
-    the rows locked, {service id: (id, host, forced_down)}: no more is
-    read of them, as a zone can have thousands.
-    """
-    zones, rows, placed = _lock_zones(connection, limit.default_zone, delta)
-    counts = _counts(zones, rows, placed, delta, limit.default_zone)
-    over = [after for before, after in counts
-            if breaks_limit(before, after, limit.max_forced_down_fraction)]
-    if over:
-        raise refused(counts=' and '.join(str(count) for count in over),
-                      fraction=limit.max_forced_down_fraction)
-    return rows
+    connection = context.connection
+    zones, rows, placed = _lock_zones(connection, default_zone, delta)
+    return _counts(zones, rows, placed, delta, default_zone), rows
 
 
 def _lock_zones(connection, default_zone, delta):
