@@ -252,11 +252,10 @@ class Agent:
         too), is not made again. The driver then adopts each host's
         servers (but those it is to rebuild).
         """
-        present = instance_obj.InstanceList.get_by_hosts(self._context,
-                                                         hosts)
+        present = instance_obj.get_by_hosts(self._context, hosts)
         wanted = {host: self._driver.instances(host) for host in hosts}
         known = migration_obj.evacuated_names(self._context, hosts)
-        known.update(instance_obj.InstanceList.live_names_among(
+        known.update(instance_obj.live_names_among(
             self._context, [values['display_name']
                             for host_values in wanted.values()
                             for values in host_values]))
@@ -268,10 +267,8 @@ class Agent:
             for values in wanted[host]:
                 if values['display_name'] in known:
                     continue
-                instance = instance_obj.Instance(
-                    self._context, host=host, node=host, **owner, **values)
-                instance.create()
-                servers[host].append(instance)
+                servers[host].append(instance_obj.create(
+                    self._context, host=host, node=host, **owner, **values))
             self._driver.adopt(host, servers[host])
 
     def start(self):

@@ -93,7 +93,7 @@ def under_way(context, hosts):
 
 def left_on(context, conf, host):
     """Servers of ``host`` that the monitor evacuates, oldest first."""
-    servers = instance_obj.InstanceList.get_records(
+    servers = instance_obj.get_records(
         context, instance_obj.filters(
             exact={'host': host}, vm_states=list(EVACUATED_VM_STATES),
             task_states=[None]),

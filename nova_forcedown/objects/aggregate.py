@@ -241,8 +241,8 @@ class Aggregate(base.NovaForcedownObject):
                 db_aggregates.zone_memberships(self._context, self.hosts),
                 zone, fail)
         if zone != self.availability_zone and self.hosts and (
-                instance_obj.InstanceList.get_by_hosts(self._context,
-                                                       self.hosts)):
+                instance_obj.get_by_hosts(self._context,
+                                          self.hosts)):
             raise fail(aggregate_id=self.id, reason=(
                 'One or more hosts contain instances in this zone'))
 
@@ -435,7 +435,7 @@ def _check_instances_keep_zone(context, host, action, old, new, fail,
     """``fail`` when the zone of ``host`` would change under instances."""
     if old == new:
         return
-    count = len(instance_obj.InstanceList.get_by_host(context, host))
+    count = len(instance_obj.get_by_host(context, host))
     if count:
         raise fail(aggregate_id=aggregate_id, reason=(
             _INSTANCES_WOULD_CHANGE_ZONE % {'action': action, 'old': old,

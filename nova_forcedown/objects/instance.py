@@ -1,5 +1,8 @@
-"""Instance: a server, as the hypervisor and server views and the agent
-see it.
+"""Servers, as the hypervisor and server views and the agent see them.
+
+Each is read as a record (:class:`db.instances.InstanceRow`, a named
+tuple) with its JSON columns decoded; nothing here is versioned, as no
+server travels between processes: a cast to an agent names it only.
 
 The flavor is the copy kept with the instance when it was built (a dict
 of the flavor's values), so a flavor changed or deleted later still
@@ -13,11 +16,9 @@ import string
 
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
-from oslo_versionedobjects import fields
 
 from nova_forcedown.db import instances as db_instances
 from nova_forcedown import exception
-from nova_forcedown.objects import base
 
 # Columns stored as JSON text, and what a record holds where one is null.
 _JSON_FIELDS = {'flavor': None, 'user_metadata': {}, 'system_metadata': {},
@@ -38,129 +39,47 @@ def flavor_copy(context, name):
     return db_instances.flavor_copy(context, name)
 
 
-def _json_field():
-    """A dict of anything JSON holds.
-
-    The flavor copy has numbers and an extra_specs dict.
-    """
-    return fields.Field(fields.Dict(fields.FieldType()), nullable=True)
-
-
-def _addresses_field():
-    """The ports' addresses: a list of dicts of strings and a version."""
-    return fields.Field(fields.List(fields.Dict(fields.FieldType())),
-                        nullable=True)
-
-
 def reservation_id():
     """A new reservation id, as Nova makes one for each build request."""
     return 'r-' + ''.join(secrets.choice(_RESERVATION_CHARACTERS)
                           for _ in range(8))
 
 
-@base.ObjectRegistry.register
-class Instance(base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    # Version 1.1: Owner, flavor copy, image, names, launch times, zone,
-    #              lock, progress, access addresses, config drive, metadata
-    # Version 1.2: vcpus, memory_mb, root_gb, ephemeral_gb
-    # Version 1.3: reservation_id, root_device_name, system_metadata,
-    #              network_info
-    VERSION = '1.3'
+def get_record(context, uuid, project_id=None, deleted_too=False):
+    """The live server ``uuid``, its JSON columns decoded.
 
-    fields = {
-        'id': fields.IntegerField(read_only=True),
-        'uuid': fields.UUIDField(),
-        'display_name': fields.StringField(nullable=True),
-        'host': fields.StringField(nullable=True),
-        'node': fields.StringField(nullable=True),
-        'vm_state': fields.StringField(nullable=True),
-        'power_state': fields.IntegerField(nullable=True),
-        'task_state': fields.StringField(nullable=True),
-        'created_at': fields.DateTimeField(nullable=True),
-        'updated_at': fields.DateTimeField(nullable=True),
-        'project_id': fields.StringField(nullable=True),
-        'user_id': fields.StringField(nullable=True),
-        'display_description': fields.StringField(nullable=True),
-        'instance_type_id': fields.IntegerField(nullable=True),
-        'flavor': _json_field(),
-        'image_ref': fields.StringField(nullable=True),
-        'hostname': fields.StringField(nullable=True),
-        'key_name': fields.StringField(nullable=True),
-        'launched_at': fields.DateTimeField(nullable=True),
-        'terminated_at': fields.DateTimeField(nullable=True),
-        'availability_zone': fields.StringField(nullable=True),
-        'locked_by': fields.StringField(nullable=True),
-        'locked_reason': fields.StringField(nullable=True),
-        'progress': fields.IntegerField(nullable=True),
-        'access_ip_v4': fields.StringField(nullable=True),
-        'access_ip_v6': fields.StringField(nullable=True),
-        'config_drive': fields.StringField(nullable=True),
-        'user_metadata': fields.DictOfNullableStringsField(nullable=True),
-        'vcpus': fields.IntegerField(nullable=True),
-        'memory_mb': fields.IntegerField(nullable=True),
-        'root_gb': fields.IntegerField(nullable=True),
-        'ephemeral_gb': fields.IntegerField(nullable=True),
-        'reservation_id': fields.StringField(nullable=True),
-        'root_device_name': fields.StringField(nullable=True),
-        'system_metadata': fields.DictOfNullableStringsField(nullable=True),
-        'network_info': _addresses_field(),
-    }
-
-    def obj_make_compatible(self, primitive, target_version):
-        super().obj_make_compatible(primitive, target_version)
-        if target_version == '1.0':
-            for name in set(self.fields) - set(_V1_0_FIELDS):
-                primitive.pop(name, None)
-        if target_version in ('1.1', '1.2'):
-            for name in _V1_3_FIELDS:
-                primitive.pop(name, None)
-        if target_version == '1.1':
-            for name in RESOURCES:
-                primitive.pop(name, None)
-
-    @staticmethod
-    def _from_db_object(context, instance, db_instance):
-        return base.from_db_object(instance, decoded(db_instance))
-
-    @classmethod
-    def get_record(cls, context, uuid, project_id=None, deleted_too=False):
-        """The live server ``uuid`` as a read-only record.
-
-        404 if there is none, or if ``project_id`` is given and the server
-        is another project's. With ``deleted_too``, a deleted server is
-        found as well.
-        """
-        return decoded(db_instances.instance_get_by_uuid(
-            context, uuid, project_id=project_id, deleted_too=deleted_too))
-
-    @staticmethod
-    def exists(context, uuid):
-        """Whether a server ``uuid`` was ever recorded (deleted ones too)."""
-        try:
-            db_instances.instance_get_by_uuid(context, uuid, deleted_too=True)
-        except exception.InstanceNotFound:
-            return False
-        return True
-
-    def create(self):
-        values = self.obj_get_changes()
-        values.setdefault('uuid', uuidutils.generate_uuid())
-        values.setdefault('reservation_id', reservation_id())
-        for name in RESOURCES:
-            if values.get(name) is None and values.get('flavor'):
-                values[name] = values['flavor'].get(name)
-        for name in _JSON_FIELDS:
-            if values.get(name) is not None:
-                values[name] = jsonutils.dumps(values[name])
-        db_instance = db_instances.instance_create(self._context, values)
-        self._from_db_object(self._context, self, db_instance)
+    404 if there is none, or if ``project_id`` is given and the server
+    is another project's. With ``deleted_too``, a deleted server is
+    found as well.
+    """
+    return decoded(db_instances.instance_get_by_uuid(
+        context, uuid, project_id=project_id, deleted_too=deleted_too))
 
 
-_V1_0_FIELDS = ('id', 'uuid', 'display_name', 'host', 'node', 'vm_state',
-                'power_state', 'task_state', 'created_at', 'updated_at')
-_V1_3_FIELDS = ('reservation_id', 'root_device_name', 'system_metadata',
-                'network_info')
+def exists(context, uuid):
+    """Whether a server ``uuid`` was ever recorded (deleted ones too)."""
+    try:
+        db_instances.instance_get_by_uuid(context, uuid, deleted_too=True)
+    except exception.InstanceNotFound:
+        return False
+    return True
+
+
+def create(context, **values):
+    """Record a new server of ``values``; its record as stored.
+
+    A uuid and a reservation id are made when not given, and the
+    resources it takes copied from its flavor copy.
+    """
+    values.setdefault('uuid', uuidutils.generate_uuid())
+    values.setdefault('reservation_id', reservation_id())
+    for name in RESOURCES:
+        if values.get(name) is None and values.get('flavor'):
+            values[name] = values['flavor'].get(name)
+    for name in _JSON_FIELDS:
+        if values.get(name) is not None:
+            values[name] = jsonutils.dumps(values[name])
+    return decoded(db_instances.instance_create(context, values))
 
 
 def decoded(row):
@@ -176,48 +95,35 @@ def _decoded(name, text):
     return None if empty is None else type(empty)()
 
 
-@base.ObjectRegistry.register
-class InstanceList(base.ObjectListBase, base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    # Version 1.1: Instance version 1.1
-    VERSION = '1.1'
+def get_by_hosts(context, hosts):
+    """The records of the live servers on any of ``hosts``, in one query."""
+    return _decoded_records(
+        db_instances.instance_get_all_by_hosts(context, hosts))
 
-    fields = {
-        'objects': fields.ListOfObjectsField('Instance'),
-    }
 
-    @classmethod
-    def get_by_hosts(cls, context, hosts):
-        """Live instances on any of ``hosts``, in one query."""
-        return base.list_from_db(
-            cls, Instance, context,
-            db_instances.instance_get_all_by_hosts(context, hosts))
+def get_by_host(context, host):
+    return get_by_hosts(context, [host])
 
-    @staticmethod
-    def live_names_among(context, names):
-        """Those of ``names`` a live server has, wherever it is."""
-        return db_instances.live_names_among(context, names)
 
-    @classmethod
-    def get_by_host(cls, context, host):
-        return cls.get_by_hosts(context, [host])
+def live_names_among(context, names):
+    """Those of ``names`` a live server has, wherever it is."""
+    return db_instances.live_names_among(context, names)
 
-    @staticmethod
-    def get_records(context, matching, limit=None, marker=None,
-                    sort=DEFAULT_SORT, columns=None):
-        """Servers as read-only records, JSON columns decoded.
 
-        db.instances.InstanceRow records, for listings of thousands: one
-        query (two with a marker), no versioned object per row. With
-        ``columns`` (names, no JSON column among them), named tuples of
-        those columns only: what a brief listing needs.
-        """
-        rows = db_instances.instance_get_all(
-            context, matching, limit=limit, marker=marker, sort=sort,
-            columns=columns)
-        if columns is not None:
-            return rows
-        return _decoded_records(rows)
+def get_records(context, matching, limit=None, marker=None,
+                sort=DEFAULT_SORT, columns=None):
+    """Servers as records, JSON columns decoded, for listings of thousands.
+
+    One query (two with a marker). With ``columns`` (names, no JSON
+    column among them), named tuples of those columns only: what a brief
+    listing needs.
+    """
+    rows = db_instances.instance_get_all(
+        context, matching, limit=limit, marker=marker, sort=sort,
+        columns=columns)
+    if columns is not None:
+        return rows
+    return _decoded_records(rows)
 
 
 # (position in an InstanceRow, what a null there reads as) of each JSON

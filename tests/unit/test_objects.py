@@ -6,7 +6,6 @@ from oslotest import base
 from nova_forcedown import objects
 from nova_forcedown.objects import base as objects_base
 from nova_forcedown.objects import compute_node as compute_node_obj
-from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 
 objects.register_all()
@@ -22,8 +21,6 @@ OBJECT_HASHES = {
     'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Flavor': '1.0-d8dc9476457145e8d45a729d64de2f35',
     'FlavorList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
-    'Instance': '1.3-5ff9d586aa669691de07a34cd554cc00',
-    'InstanceList': '1.1-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Service': '1.2-6460b07bc15c1e24de11b8bc980d4ad5',
     'ServiceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
 }
@@ -78,40 +75,6 @@ class TestServiceCompatibility(base.BaseTestCase):
             service.obj_to_primitive())
         self.assertTrue(copy.forced_down)
         self.assertEqual(service.uuid, copy.uuid)
-
-
-class TestInstanceCompatibility(base.BaseTestCase):
-
-    def _instance(self):
-        return instance_obj.Instance(
-            uuid='5d1f0c9e-8a47-4b1e-9c2a-3e6f7d8b9a01', host='compute1',
-            vcpus=2, reservation_id='r-0a1b2c3d',
-            root_device_name='/dev/vda',
-            system_metadata={'image_os_distro': 'cirros'},
-            network_info=[{'network': 'private', 'address': '10.0.0.2',
-                           'version': 4, 'type': 'fixed',
-                           'mac_address': 'fa:16:3e:00:00:01'}])
-
-    def test_version_1_2_consumers_get_no_server_details(self):
-        data = self._instance().obj_to_primitive(
-            target_version='1.2')['nova_forcedown_object.data']
-        self.assertEqual(2, data['vcpus'])
-        for name in ('reservation_id', 'root_device_name',
-                     'system_metadata', 'network_info'):
-            self.assertNotIn(name, data)
-
-    def test_version_1_1_consumers_get_no_resources_either(self):
-        data = self._instance().obj_to_primitive(
-            target_version='1.1')['nova_forcedown_object.data']
-        self.assertEqual('compute1', data['host'])
-        self.assertNotIn('vcpus', data)
-        self.assertNotIn('network_info', data)
-
-    def test_version_1_3_round_trips_the_addresses(self):
-        instance = self._instance()
-        copy = type(instance).obj_from_primitive(instance.obj_to_primitive())
-        self.assertEqual(instance.network_info, copy.network_info)
-        self.assertEqual('r-0a1b2c3d', copy.reservation_id)
 
 
 class TestComputeNodeCompatibility(base.BaseTestCase):

@@ -197,7 +197,7 @@ def _with_servers(params):
 
 def _add_servers(req, nodes, items, omit_empty=False):
     """Add each node's instances (matched by host) in one query."""
-    instances = instance_obj.InstanceList.get_by_hosts(
+    instances = instance_obj.get_by_hosts(
         req.context, [node.host for node in nodes])
     by_host = collections.defaultdict(list)
     for instance in instances:

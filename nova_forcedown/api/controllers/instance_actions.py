@@ -63,7 +63,7 @@ def _index_schema(version):
 
 def _authorized(req, rule):
     """The server of the path, once ``rule`` allows reading its actions."""
-    server = instance_obj.Instance.get_record(
+    server = instance_obj.get_record(
         req.context, req.urlvars['id'], project_id=req.visible_project,
         deleted_too=req.version.matches(microversion.V2_21))
     req.context.can(rule, {'project_id': server.project_id})

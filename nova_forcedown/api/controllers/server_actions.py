@@ -86,7 +86,7 @@ def _mapped(req, rule):
         return servers.authorized(req, rule)
     except exception.InstanceNotFound:
         uuid = req.urlvars['id']
-        if not instance_obj.Instance.exists(req.context, uuid):
+        if not instance_obj.exists(req.context, uuid):
             raise exception.InstanceMappingNotFound(uuid=uuid)
         raise
 

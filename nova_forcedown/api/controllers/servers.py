@@ -104,7 +104,7 @@ def authorized(req, rule):
     404 first: a server the caller cannot see does not exist for them.
     The controllers of a server's actions and metadata look it up so too.
     """
-    server = instance_obj.Instance.get_record(
+    server = instance_obj.get_record(
         req.context, req.urlvars['id'], project_id=req.visible_project)
     req.context.can(rule, {'project_id': server.project_id})
     return server
@@ -130,7 +130,7 @@ def _listing(req, rule, all_tenants_rule, render):
     else:
         limit = _page_size(req, validation.last(params, 'limit'))
         sort = _sort(req, params)
-        servers = instance_obj.InstanceList.get_records(
+        servers = instance_obj.get_records(
             context, matching, limit=limit,
             marker=validation.last(params, 'marker'), sort=sort,
             columns=None if detail else _brief_columns(sort))

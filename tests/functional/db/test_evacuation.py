@@ -71,14 +71,14 @@ class _EvacuationBase:
             roles=['admin'])
 
     def evacuate(self, uuid, host=None, force=False, **kwargs):
-        server = instance_obj.Instance.get_record(self.context, uuid)
+        server = instance_obj.get_record(self.context, uuid)
         plan = host_selection.evacuation_plan(
             self.admin, self.conf, self.servicegroup, server, host, force)
         return evacuation.evacuate(self.admin, plan, server, host=host,
                                    force=force, **kwargs)
 
     def hosts_of(self, uuids):
-        return [instance_obj.Instance.get_record(self.context, uuid).host
+        return [instance_obj.get_record(self.context, uuid).host
                 for uuid in uuids]
 
 
@@ -130,7 +130,7 @@ class _EvacuationMixin(_EvacuationBase):
         migration = self.evacuate(extra)
 
         self.assertEqual('error', migration.status)
-        server = instance_obj.Instance.get_record(self.context, extra)
+        server = instance_obj.get_record(self.context, extra)
         self.assertEqual(('src', 'error', None),
                          (server.host, server.vm_state, server.task_state))
 
@@ -144,8 +144,8 @@ class _EvacuationMixin(_EvacuationBase):
 
         self.assertEqual(1, runner.run_pending())
 
-        server = instance_obj.Instance.get_record(self.context,
-                                                  self.uuids[0])
+        server = instance_obj.get_record(self.context,
+                                         self.uuids[0])
         self.assertEqual(('dst-big', 'active', None, 1),
                          (server.host, server.vm_state, server.task_state,
                           server.power_state))
@@ -183,7 +183,7 @@ class _EvacuationMixin(_EvacuationBase):
             compute_agent.Agent(conf, fake_driver.FakeDriver(conf)).register()
             restarted.append(sorted(
                 (server.display_name, server.host) for server in
-                instance_obj.InstanceList.get_by_hosts(
+                instance_obj.get_by_hosts(
                     self.context, ['fake-compute-1', 'fake-compute-2'])))
 
         expected = sorted(
@@ -196,7 +196,7 @@ class _EvacuationMixin(_EvacuationBase):
 
     def server_named(self, name):
         [server] = [server for server in
-                    instance_obj.InstanceList.get_by_hosts(
+                    instance_obj.get_by_hosts(
                         self.context, ['fake-compute-1'])
                     if server.display_name == name]
         return server
@@ -207,8 +207,8 @@ class _EvacuationMixin(_EvacuationBase):
             self.context, fake_driver.FakeDriver(_agent_conf()),
             ['dst-big', 'dst-small'], self.conf, test_heartbeat.FakeClock())
         runner.run_pending()
-        server = instance_obj.Instance.get_record(self.context,
-                                                  self.uuids[0])
+        server = instance_obj.get_record(self.context,
+                                         self.uuids[0])
         self.assertEqual(('stopped', 4), (server.vm_state,
                                           server.power_state))
 

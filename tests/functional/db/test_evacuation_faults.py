@@ -43,7 +43,7 @@ class _Host:
     def boot(self, uuids):
         """The host runs these servers (its agent adopted them)."""
         self.driver.adopt(self.name, [
-            instance_obj.Instance.get_record(self._test.context, uuid)
+            instance_obj.get_record(self._test.context, uuid)
             for uuid in uuids])
 
     def restart_agent(self):
@@ -123,7 +123,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
         self.assertEqual(['dst-big'], self.copies(uuid))
         self.assertEqual([('src', 'dst-big', 'completed')],
                          self.migrations_of(uuid))
-        server = instance_obj.Instance.get_record(self.context, uuid)
+        server = instance_obj.get_record(self.context, uuid)
         self.assertEqual(('dst-big', 'active', None),
                          (server.host, server.vm_state, server.task_state))
 
@@ -174,7 +174,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
 
         # The database went away as the rebuild ended: nothing of the end
         # was written, not the server without its migration.
-        server = instance_obj.Instance.get_record(self.context, uuid)
+        server = instance_obj.get_record(self.context, uuid)
         self.assertEqual(('dst-big', 'rebuilding'),
                          (server.host, server.task_state))
         self.assertEqual([('src', 'dst-big', 'pre-migrating')],
@@ -182,7 +182,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
         self.assertEqual(1, self.hosts['dst-big'].run_tasks())
         self.assertEqual([('src', 'dst-big', 'done')],
                          self.migrations_of(uuid))
-        server = instance_obj.Instance.get_record(self.context, uuid)
+        server = instance_obj.get_record(self.context, uuid)
         self.assertEqual(('active', None), (server.vm_state,
                                             server.task_state))
 
@@ -215,7 +215,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
         self.assertEqual([('src', 'dst-big', 'failed'),
                           ('src', 'dst-small', 'accepted')],
                          self.migrations_of(uuid))
-        server = instance_obj.Instance.get_record(self.context, uuid)
+        server = instance_obj.get_record(self.context, uuid)
         self.assertEqual(('dst-small', 'rebuilding'),
                          (server.host, server.task_state))
         # The source still may run it: no force-up yet.
@@ -245,7 +245,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
     def test_a_superseded_rebuild_leaves_no_copy(self):
         uuid = self.uuids[0]
         self.evacuate(uuid)
-        seen = instance_obj.Instance.get_record(self.context, uuid)
+        seen = instance_obj.get_record(self.context, uuid)
         self.dies('dst-big')
         self.evacuate(uuid)
 
@@ -258,7 +258,7 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
         self.hosts['src'].restart_agent()
 
         self.assertEqual(['dst-small'], self.copies(uuid))
-        server = instance_obj.Instance.get_record(self.context, uuid)
+        server = instance_obj.get_record(self.context, uuid)
         self.assertEqual(('dst-small', 'active', None),
                          (server.host, server.vm_state, server.task_state))
         self.assertEqual([('src', 'dst-big', 'failed'),
@@ -282,8 +282,8 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
 
         self.assertEqual(['accepted', 'accepted', 'error'],
                          [migration.status for migration in migrations])
-        server = instance_obj.Instance.get_record(self.context,
-                                                  self.uuids[2])
+        server = instance_obj.get_record(self.context,
+                                         self.uuids[2])
         # Nova's forced claim failure: the server keeps its state.
         self.assertEqual(('src', 'active', None),
                          (server.host, server.vm_state, server.task_state))
@@ -326,7 +326,7 @@ class _RestartedAgentMixin(test_evacuation._EvacuationBase):
         service_obj.Service.update_compute(self.admin, {'forced_down': True},
                                            host='fi-1')
         first, second = sorted(server.uuid for server in
-                               instance_obj.InstanceList.get_by_host(
+                               instance_obj.get_by_host(
                                    self.context, 'fi-1'))
         self.evacuate(first, host='dst-big')
         compute_tasks.TaskRunner(
@@ -336,10 +336,10 @@ class _RestartedAgentMixin(test_evacuation._EvacuationBase):
         driver = self.start_agent()
 
         self.assertEqual([second], [server.uuid for server in
-                                    instance_obj.InstanceList.get_by_host(
+                                    instance_obj.get_by_host(
                                         self.context, 'fi-1')])
         self.assertEqual([second], list(driver.guests('fi-1')))
-        server = instance_obj.Instance.get_record(self.context, first)
+        server = instance_obj.get_record(self.context, first)
         self.assertEqual(('dst-big', 'error'), (server.host, server.vm_state))
         fault = instance_fault.latest_of(self.context, [first])[first]
         self.assertEqual((500, 'no image', 'dst-big'),

@@ -54,7 +54,7 @@ class _HostsBase:
             force_down_marks_instances_shutdown=True)).conf
 
     def _states(self, server, deleted_too=False):
-        found = instance_obj.Instance.get_record(
+        found = instance_obj.get_record(
             self.context, server.uuid, deleted_too=deleted_too)
         return found.vm_state, found.task_state, found.power_state
 
@@ -173,7 +173,7 @@ class _HostOperationsMixin(_HostsBase):
         # More servers than one UPDATE names.
         self.assertEqual(521, len(changes))
         self.assertEqual({4}, {server.power_state for server in
-                               instance_obj.InstanceList.get_by_host(
+                               instance_obj.get_by_host(
                                    self.context, 'compute2')})
 
     def test_a_force_down_can_mark_its_servers_shut_down(self):

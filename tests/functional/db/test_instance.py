@@ -6,10 +6,8 @@ from tests.fixtures import databases
 from tests.fixtures import db_rows
 from tests.fixtures import sql_statements
 
-InstanceList = instance_obj.InstanceList
 
-
-class InstanceListTestsMixin:
+class InstancesOnHostsTestsMixin:
 
     def setUp(self):
         super().setUp()
@@ -24,7 +22,7 @@ class InstanceListTestsMixin:
         return [instance.display_name for instance in instances]
 
     def test_live_instances_of_the_given_hosts(self):
-        instances = InstanceList.get_by_hosts(self.context,
+        instances = instance_obj.get_by_hosts(self.context,
                                               ['compute1', 'compute2'])
         self.assertEqual(['web1', 'db1', 'web2'], self._names(instances))
         self.assertEqual({'compute1', 'compute2'},
@@ -33,23 +31,23 @@ class InstanceListTestsMixin:
     def test_one_statement_for_many_hosts(self):
         hosts = ['compute%d' % number for number in range(1, 40)]
         with sql_statements.recorded_statements(self.engine) as statements:
-            instances = InstanceList.get_by_hosts(self.context, hosts)
+            instances = instance_obj.get_by_hosts(self.context, hosts)
         self.assertEqual(4, len(instances))
         self.assertEqual(1, len(statements), statements)
 
     def test_no_hosts_means_no_instances_and_no_sql(self):
         with sql_statements.recorded_statements(self.engine) as statements:
             self.assertEqual([], self._names(
-                InstanceList.get_by_hosts(self.context, [])))
+                instance_obj.get_by_hosts(self.context, [])))
         self.assertEqual([], statements)
 
     def test_unknown_host_gives_an_empty_list(self):
         self.assertEqual([], self._names(
-            InstanceList.get_by_hosts(self.context, ['elsewhere'])))
+            instance_obj.get_by_hosts(self.context, ['elsewhere'])))
 
     def test_by_one_host(self):
         self.assertEqual(['web1', 'web2'], self._names(
-            InstanceList.get_by_host(self.context, 'compute1')))
+            instance_obj.get_by_host(self.context, 'compute1')))
 
 
-databases.backend_test_cases(InstanceListTestsMixin, globals())
+databases.backend_test_cases(InstancesOnHostsTestsMixin, globals())

@@ -30,7 +30,7 @@ class _ServerMixin:
             user_metadata={'HA_Enabled': 'True'}).uuid
 
     def _metadata(self):
-        return instance_obj.Instance.get_record(
+        return instance_obj.get_record(
             self.context, self.uuid).user_metadata
 
 

@@ -57,18 +57,18 @@ class _TasksBase:
         self.runner = compute_tasks.TaskRunner(
             self.context, self.driver, ['fake-compute-1'], self.conf,
             test_heartbeat.FakeClock())
-        servers = instance_obj.InstanceList.get_by_host(self.context,
-                                                        'fake-compute-1')
+        servers = instance_obj.get_by_host(self.context,
+                                           'fake-compute-1')
         self.uuid = servers[0].uuid
-        self.other_host_uuid = instance_obj.InstanceList.get_by_host(
+        self.other_host_uuid = instance_obj.get_by_host(
             self.context, 'fake-compute-2')[0].uuid
         self.asker = nf_context.RequestContext(
             user_id='operator', project_id='ops', is_admin=True,
             roles=['admin'])
 
     def _server(self, uuid=None):
-        return instance_obj.Instance.get_record(self.context,
-                                                uuid or self.uuid)
+        return instance_obj.get_record(self.context,
+                                       uuid or self.uuid)
 
     def _states(self, uuid=None):
         server = self._server(uuid)

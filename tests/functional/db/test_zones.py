@@ -70,8 +70,7 @@ class ZonesMixin:
             AggregateList.zones_by_host(self.context))
 
     def test_a_zone_does_not_change_under_instances(self):
-        instance_obj.Instance(self.context, host='compute1',
-                              node='compute1').create()
+        instance_obj.create(self.context, host='compute1', node='compute1')
         aggregate = self._zone_aggregate('rack1', 'az1', 'compute2')
         aggregate = Aggregate.add_host_to(self.context, aggregate.id,
                                           'compute3')
