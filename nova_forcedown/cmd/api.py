@@ -139,7 +139,7 @@ def _dev_flavors():
 
     Workers fork from this process: none may inherit its connections.
     """
-    names = [flavor.name for flavor in flavor_obj.FlavorList.create_classic(
+    names = [flavor.name for flavor in flavor_obj.create_classic(
         nf_context.get_admin_context())]
     db_engine.get_engine().dispose()
     return names

@@ -438,7 +438,7 @@ FLAVOR_COLUMNS = ('ID', 'Name', 'RAM', 'Disk', 'Ephemeral', 'VCPUs',
 def _flavor_list(conf):
     """Every flavor, public and private, in flavorid order."""
     schema.check_migrated()
-    flavors = flavor_obj.FlavorList.get_all(
+    flavors = flavor_obj.get_all(
         nf_context.get_operator_context(), flavor_obj.Filters(is_public=None))
     print(_table(FLAVOR_COLUMNS, [
         (flavor.flavorid, flavor.name, flavor.memory_mb, flavor.root_gb,
@@ -449,7 +449,7 @@ def _flavor_list(conf):
 def _flavor_create(conf):
     schema.check_migrated()
     args = conf.command
-    flavor = flavor_obj.Flavor.create(
+    flavor = flavor_obj.create(
         nf_context.get_operator_context(), args.flavor_name, args.ram,
         args.vcpus, args.disk, flavorid=args.flavor_id,
         is_public=not args.private)

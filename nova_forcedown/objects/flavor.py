@@ -1,4 +1,7 @@
-"""Flavor: the size of an instance (RAM, vCPUs, disks) and its extra specs.
+"""Flavors: the size of an instance (RAM, vCPUs, disks) and its extra specs.
+
+A flavor is read as a record (``FlavorRow``, a named tuple); nothing here
+is versioned, as no flavor travels between processes.
 
 Who sees a flavor is decided in the query (:mod:`nova_forcedown.db.flavors`):
 an admin sees all of them, anyone else the public ones and the private ones
@@ -6,10 +9,8 @@ shared with their project.
 """
 
 from oslo_utils import uuidutils
-from oslo_versionedobjects import fields
 
 from nova_forcedown.db import flavors as db_flavors
-from nova_forcedown.objects import base
 
 # The keys a flavor listing may be sorted by.
 SORT_KEYS = db_flavors.SORT_KEYS
@@ -27,137 +28,91 @@ CLASSIC = (
 )
 
 
-@base.ObjectRegistry.register
-class Flavor(base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    VERSION = '1.0'
+FlavorRow = db_flavors.FlavorRow
 
-    fields = {
-        'id': fields.IntegerField(read_only=True),
-        'flavorid': fields.StringField(),
-        'name': fields.StringField(),
-        'memory_mb': fields.IntegerField(),
-        'vcpus': fields.IntegerField(),
-        'root_gb': fields.IntegerField(),
-        'ephemeral_gb': fields.IntegerField(),
-        'swap': fields.IntegerField(),
-        'rxtx_factor': fields.FloatField(nullable=True),
-        'vcpu_weight': fields.IntegerField(nullable=True),
-        'disabled': fields.BooleanField(),
-        'is_public': fields.BooleanField(),
-        'description': fields.StringField(nullable=True),
-        'extra_specs': fields.DictOfStringsField(),
-        'created_at': fields.DateTimeField(nullable=True),
-        'updated_at': fields.DateTimeField(nullable=True),
+
+def get_by_flavor_id(context, flavorid):
+    """The FlavorRow; FlavorNotFound if none, or ``context`` may not see it."""
+    return db_flavors.flavor_get_by_flavor_id(context, flavorid)
+
+
+def create(context, name, memory_mb, vcpus, root_gb, flavorid=None,
+           ephemeral_gb=0, swap=0, rxtx_factor=1.0, is_public=True,
+           description=None, projects=()):
+    """A new flavor's FlavorRow; a UUID is its id when none is given.
+
+    FlavorExists when the name is taken, FlavorIdExists for the id.
+    """
+    values = {
+        'flavorid': (str(flavorid) if flavorid is not None
+                     else uuidutils.generate_uuid()),
+        'name': name, 'memory_mb': memory_mb, 'vcpus': vcpus,
+        'root_gb': root_gb, 'ephemeral_gb': ephemeral_gb, 'swap': swap,
+        'rxtx_factor': rxtx_factor, 'is_public': is_public,
+        'disabled': False, 'description': description,
     }
-
-    @staticmethod
-    def _from_db_object(context, flavor, row):
-        base.from_db_object(flavor, row)
-        flavor._context = context
-        return flavor
-
-    def _reload(self, row):
-        return self._from_db_object(self._context, self, row)
-
-    @classmethod
-    def get_by_flavor_id(cls, context, flavorid):
-        """FlavorNotFound when there is none, or ``context`` may not see it."""
-        return cls._from_db_object(
-            context, cls(),
-            db_flavors.flavor_get_by_flavor_id(context, flavorid))
-
-    @classmethod
-    def create(cls, context, name, memory_mb, vcpus, root_gb, flavorid=None,
-               ephemeral_gb=0, swap=0, rxtx_factor=1.0, is_public=True,
-               description=None, projects=()):
-        """A new flavor; a UUID is its id when none is given.
-
-        FlavorExists when the name is taken, FlavorIdExists for the id.
-        """
-        values = {
-            'flavorid': (str(flavorid) if flavorid is not None
-                         else uuidutils.generate_uuid()),
-            'name': name, 'memory_mb': memory_mb, 'vcpus': vcpus,
-            'root_gb': root_gb, 'ephemeral_gb': ephemeral_gb, 'swap': swap,
-            'rxtx_factor': rxtx_factor, 'is_public': is_public,
-            'disabled': False, 'description': description,
-        }
-        return cls._from_db_object(
-            context, cls(),
-            db_flavors.flavor_create(context, values, projects=projects))
-
-    def update_description(self, description):
-        self._reload(db_flavors.flavor_update_description(
-            self._context, self.flavorid, description))
-
-    def destroy(self):
-        db_flavors.flavor_destroy(self._context, self.flavorid)
-
-    def set_extra_specs(self, extra_specs):
-        """Merge ``extra_specs`` (strings) into the flavor's."""
-        self.extra_specs = db_flavors.flavor_extra_specs_update(
-            self._context, self.flavorid, extra_specs)
-        self.obj_reset_changes(['extra_specs'])
-
-    def delete_extra_spec(self, key):
-        """FlavorExtraSpecsNotFound when the flavor has no ``key``."""
-        db_flavors.flavor_extra_specs_delete(self._context, self.flavorid,
-                                             key)
-        self.extra_specs.pop(key, None)
-        self.obj_reset_changes(['extra_specs'])
-
-    @property
-    def projects(self):
-        """The projects this (private) flavor is shared with."""
-        return db_flavors.flavor_projects(self._context, self.flavorid)
-
-    def add_access(self, project_id):
-        """Share it with ``project_id``; the projects it is shared with.
-
-        FlavorAccessExists when it is already.
-        """
-        return db_flavors.flavor_add_project(self._context, self.flavorid,
-                                             project_id)
-
-    def remove_access(self, project_id):
-        """Stop sharing it with ``project_id``; the projects left.
-
-        FlavorAccessNotFound when it was not shared with that project.
-        """
-        return db_flavors.flavor_remove_project(self._context,
-                                                self.flavorid, project_id)
+    return db_flavors.flavor_create(context, values, projects=projects)
 
 
-@base.ObjectRegistry.register
-class FlavorList(base.ObjectListBase, base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    VERSION = '1.0'
+def update_description(context, flavorid, description):
+    """The flavor's FlavorRow, its description now ``description``."""
+    return db_flavors.flavor_update_description(context, flavorid,
+                                                description)
 
-    fields = {
-        'objects': fields.ListOfObjectsField('Flavor'),
-    }
 
-    @classmethod
-    def get_all(cls, context, filters=Filters(), sort_key='flavorid',
-                sort_dir='asc', limit=None, marker=None):
-        """One page of the flavors ``context`` sees; two statements.
+def destroy(context, flavorid):
+    db_flavors.flavor_destroy(context, flavorid)
 
-        MarkerNotFound when ``marker`` is no flavorid ``context`` sees.
-        """
-        return base.list_from_db(
-            cls, Flavor, context,
-            db_flavors.flavor_get_all(context, filters, sort_key, sort_dir,
-                                      limit, marker))
 
-    @staticmethod
-    def create_classic(context):
-        """Nova's m1.tiny to m1.xlarge (ids 1-5), if no flavor exists yet.
+def set_extra_specs(context, flavorid, extra_specs):
+    """Merge ``extra_specs`` (strings) into the flavor's; all of them now."""
+    return db_flavors.flavor_extra_specs_update(context, flavorid,
+                                                extra_specs)
 
-        Returns the flavors made: none when there already are flavors.
-        """
-        if db_flavors.flavor_count(context):
-            return []
-        return [Flavor.create(context, name, memory_mb, vcpus, root_gb,
-                              flavorid=flavorid)
-                for flavorid, name, memory_mb, vcpus, root_gb in CLASSIC]
+
+def delete_extra_spec(context, flavorid, key):
+    """FlavorExtraSpecsNotFound when the flavor has no ``key``."""
+    db_flavors.flavor_extra_specs_delete(context, flavorid, key)
+
+
+def projects(context, flavorid):
+    """The projects this (private) flavor is shared with."""
+    return db_flavors.flavor_projects(context, flavorid)
+
+
+def add_access(context, flavorid, project_id):
+    """Share it with ``project_id``; the projects it is shared with.
+
+    FlavorAccessExists when it is already.
+    """
+    return db_flavors.flavor_add_project(context, flavorid, project_id)
+
+
+def remove_access(context, flavorid, project_id):
+    """Stop sharing it with ``project_id``; the projects left.
+
+    FlavorAccessNotFound when it was not shared with that project.
+    """
+    return db_flavors.flavor_remove_project(context, flavorid, project_id)
+
+
+def get_all(context, filters=Filters(), sort_key='flavorid', sort_dir='asc',
+            limit=None, marker=None):
+    """One page of the flavors ``context`` sees; two statements.
+
+    MarkerNotFound when ``marker`` is no flavorid ``context`` sees.
+    """
+    return db_flavors.flavor_get_all(context, filters, sort_key, sort_dir,
+                                     limit, marker)
+
+
+def create_classic(context):
+    """Nova's m1.tiny to m1.xlarge (ids 1-5), if no flavor exists yet.
+
+    Returns the flavors made: none when there already are flavors.
+    """
+    if db_flavors.flavor_count(context):
+        return []
+    return [create(context, name, memory_mb, vcpus, root_gb,
+                   flavorid=flavorid)
+            for flavorid, name, memory_mb, vcpus, root_gb in CLASSIC]

@@ -19,8 +19,6 @@ OBJECT_HASHES = {
     'AggregateList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'ComputeNode': '2.1-da6fa87d8cdd36cbc35d1d6569ab4e79',
     'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
-    'Flavor': '1.0-d8dc9476457145e8d45a729d64de2f35',
-    'FlavorList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Service': '1.2-6460b07bc15c1e24de11b8bc980d4ad5',
     'ServiceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
 }

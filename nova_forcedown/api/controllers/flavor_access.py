@@ -16,16 +16,15 @@ from nova_forcedown.api import validation
 from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.policies import flavor_access as policies
 
-Flavor = flavor_obj.Flavor
-
 
 def list_flavor_access(req):
     _authorize(req, policies.LIST)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['id'])
+    flavor = flavor_obj.get_by_flavor_id(req.context, req.urlvars['id'])
     if flavor.is_public:
         raise webob.exc.HTTPNotFound(
             explanation='Access list not available for public flavors.')
-    return _access_list(flavor, flavor.projects)
+    return _access_list(flavor, flavor_obj.projects(req.context,
+                                                    flavor.flavorid))
 
 
 def flavor_action(req):
@@ -44,17 +43,19 @@ ROUTES = {
 
 def _add_tenant_access(req, project_id):
     _authorize(req, policies.ADD)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['id'])
+    flavor = flavor_obj.get_by_flavor_id(req.context, req.urlvars['id'])
     if flavor.is_public and req.version.matches(microversion.V2_7):
         raise webob.exc.HTTPConflict(
             explanation='Can not add access to a public flavor.')
-    return _access_list(flavor, flavor.add_access(project_id))
+    return _access_list(flavor, flavor_obj.add_access(
+        req.context, flavor.flavorid, project_id))
 
 
 def _remove_tenant_access(req, project_id):
     _authorize(req, policies.REMOVE)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['id'])
-    return _access_list(flavor, flavor.remove_access(project_id))
+    flavor = flavor_obj.get_by_flavor_id(req.context, req.urlvars['id'])
+    return _access_list(flavor, flavor_obj.remove_access(
+        req.context, flavor.flavorid, project_id))
 
 
 # action -> (body schema, handler of the project id it names)

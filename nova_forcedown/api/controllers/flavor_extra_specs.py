@@ -18,21 +18,21 @@ from nova_forcedown import exception
 from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.policies import flavor_extra_specs as policies
 
-Flavor = flavor_obj.Flavor
-
 MAX_VALUE_LENGTH = 255
 KNOWN_SPECS = extra_specs.load()
 
 
 def list_extra_specs(req):
     _authorize(req, policies.INDEX)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['flavor_id'])
+    flavor = flavor_obj.get_by_flavor_id(req.context,
+                                         req.urlvars['flavor_id'])
     return api_request.json_response({'extra_specs': flavor.extra_specs})
 
 
 def show_extra_spec(req):
     _authorize(req, policies.SHOW)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['flavor_id'])
+    flavor = flavor_obj.get_by_flavor_id(req.context,
+                                         req.urlvars['flavor_id'])
     key = req.urlvars['key']
     if key not in flavor.extra_specs:
         raise exception.FlavorExtraSpecsNotFound(
@@ -59,8 +59,10 @@ def update_extra_spec(req):
 
 def delete_extra_spec(req):
     _authorize(req, policies.DELETE)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['flavor_id'])
-    flavor.delete_extra_spec(req.urlvars['key'])
+    flavor = flavor_obj.get_by_flavor_id(req.context,
+                                         req.urlvars['flavor_id'])
+    flavor_obj.delete_extra_spec(req.context, flavor.flavorid,
+                                 req.urlvars['key'])
     return api_request.empty_response(status=200)
 
 
@@ -85,8 +87,9 @@ def _set(req, specs):
         values[key] = _text(value)
         if validated:
             KNOWN_SPECS.validate(key, values[key])
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['flavor_id'])
-    flavor.set_extra_specs(values)
+    flavor = flavor_obj.get_by_flavor_id(req.context,
+                                         req.urlvars['flavor_id'])
+    flavor_obj.set_extra_specs(req.context, flavor.flavorid, values)
 
 
 def _text(value):

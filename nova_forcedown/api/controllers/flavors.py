@@ -21,8 +21,6 @@ from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown.policies import flavor_extra_specs as spec_policies
 from nova_forcedown.policies import flavor_manage as policies
 
-Flavor = flavor_obj.Flavor
-
 # Nova's largest rxtx_factor: the largest single-precision float.
 MAX_RXTX_FACTOR = 3.40282e+38
 
@@ -46,8 +44,8 @@ def list_flavors_detail(req):
 
 
 def show_flavor(req):
-    return _respond(req, Flavor.get_by_flavor_id(req.context,
-                                                 req.urlvars['id']))
+    return _respond(req, flavor_obj.get_by_flavor_id(req.context,
+                                                     req.urlvars['id']))
 
 
 def create_flavor(req):
@@ -55,7 +53,7 @@ def create_flavor(req):
     fields = body['flavor']
     flavorid = _flavor_id(fields.get('id'))
     req.context.can(policies.CREATE)
-    flavor = Flavor.create(
+    flavor = flavor_obj.create(
         req.context, fields['name'].strip(),
         memory_mb=_integer(fields['ram'], 'memory_mb', 1),
         vcpus=_integer(fields['vcpus'], 'vcpus', 1),
@@ -75,14 +73,14 @@ def create_flavor(req):
 def update_flavor(req):
     body = validation.body(req, schemas.UPDATE_V255)
     req.context.can(policies.UPDATE)
-    flavor = Flavor.get_by_flavor_id(req.context, req.urlvars['id'])
-    flavor.update_description(body['flavor']['description'])
-    return _respond(req, flavor)
+    flavor = flavor_obj.get_by_flavor_id(req.context, req.urlvars['id'])
+    return _respond(req, flavor_obj.update_description(
+        req.context, flavor.flavorid, body['flavor']['description']))
 
 
 def delete_flavor(req):
     req.context.can(policies.DELETE)
-    Flavor(req.context, flavorid=req.urlvars['id']).destroy()
+    flavor_obj.destroy(req.context, req.urlvars['id'])
     return api_request.empty_response(status=202)
 
 
@@ -105,7 +103,7 @@ def _listing(req):
     limit = (max_limit if limit_text is None
              else min(integers.read(limit_text), max_limit))
     marker = validation.last(params, 'marker')
-    flavors = flavor_obj.FlavorList.get_all(
+    flavors = flavor_obj.get_all(
         req.context, _filters(req, params),
         sort_key=validation.last(params, 'sort_key', 'flavorid'),
         sort_dir=validation.last(params, 'sort_dir', 'asc'),
