@@ -174,19 +174,14 @@ class Agent:
     def _register_node(self, service):
         values = dict(self._driver.node_resources(service.host),
                       service_id=service.id)
-        nodes = node_obj.ComputeNodeList.get_all_by_host(self._context,
-                                                         service.host)
+        nodes = node_obj.get_all_by_host(self._context, service.host)
         node = next((node for node in nodes
                      if node.hypervisor_hostname == service.host), None)
         if node is None:
-            node = node_obj.ComputeNode(
+            return node_obj.create(
                 self._context, host=service.host,
                 hypervisor_hostname=service.host, **values)
-            node.create()
-            return node
-        set_changed(node, values)
-        node.save()
-        return node
+        return node_obj.save_changed(self._context, node, values)
 
     def _instance_owner(self):
         """What every server this agent creates shares.
@@ -367,10 +362,11 @@ class Agent:
         Returns the names of the nodes whose rows are gone.
         """
         gone = []
-        for node in self.nodes:
-            set_changed(node, self._driver.node_resources(node.host))
+        for at, node in enumerate(self.nodes):
             try:
-                node.save()
+                self.nodes[at] = node_obj.save_changed(
+                    self._context, node,
+                    self._driver.node_resources(node.host))
             except exception.ComputeNodeNotFound:
                 gone.append(node.hypervisor_hostname)
         return gone

@@ -1,185 +1,127 @@
-"""ComputeNode: the hypervisor a nova-compute service manages.
+"""Compute nodes: the hypervisors nova-compute services manage.
 
-Two forms, each for one purpose. :class:`ComputeNode`, a versioned object,
-is what the agent registers and updates. :class:`ComputeNodeRecord`, a
-read-only named tuple with the node's service, is what the API's views
-render, whether of one node or ten thousand: all of them come from one
-join of nodes and services (``db.compute_nodes.compute_node_list_rows`` and
-``compute_node_get_row``).
+Two records, each for one purpose, neither versioned (no node travels
+between processes). A node as stored (``NodeRow``, its JSON columns
+decoded) is what the agent registers and updates, writing only what
+changed. :class:`ComputeNodeRecord`, with the node's service, is what the
+API's views render, whether of one node or ten thousand: all of them come
+from one join of nodes and services
+(``db.compute_nodes.compute_node_list_rows`` and ``compute_node_get_row``).
 """
 
 import collections
 
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
-from oslo_versionedobjects import fields
 
 from nova_forcedown.db import compute_nodes as db_nodes
 from nova_forcedown.db import models
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
-from nova_forcedown.objects import base
 
-_COLUMNS = (
-    'id', 'uuid', 'service_id', 'host', 'hypervisor_hostname',
-    'hypervisor_type', 'hypervisor_version', 'host_ip', 'cpu_info', 'vcpus',
-    'memory_mb', 'local_gb', 'vcpus_used', 'memory_mb_used', 'local_gb_used',
-    'free_ram_mb', 'free_disk_gb', 'current_workload', 'running_vms',
-    'disk_available_least', 'created_at', 'updated_at', 'deleted_at')
+# What an agent registers and updates: the node's row as stored, its
+# JSON columns decoded (``stats`` a dict, ``supported_instances`` a list).
+NodeRow = db_nodes.NodeRow
 
 
-@base.ObjectRegistry.register
-class ComputeNode(base.NovaForcedownObject):
-    # Version 1.0: Initial version; service is loaded with the node, by join
-    # Version 2.0: service removed: views read a ComputeNodeRecord instead
-    # Version 2.1: supported_instances
-    VERSION = '2.1'
+def stored(row):
+    """The NodeRow ``row`` with its JSON columns decoded."""
+    return row._replace(
+        stats=jsonutils.loads(row.stats) if row.stats else {},
+        supported_instances=(None if row.supported_instances is None
+                             else jsonutils.loads(row.supported_instances)))
 
-    fields = {
-        'id': fields.IntegerField(read_only=True),
-        'uuid': fields.UUIDField(),
-        'service_id': fields.IntegerField(nullable=True),
-        'host': fields.StringField(nullable=True),
-        'hypervisor_hostname': fields.StringField(nullable=True),
-        'hypervisor_type': fields.StringField(),
-        'hypervisor_version': fields.IntegerField(),
-        'host_ip': fields.IPAddressField(nullable=True),
-        'cpu_info': fields.StringField(),
-        'vcpus': fields.IntegerField(),
-        'memory_mb': fields.IntegerField(),
-        'local_gb': fields.IntegerField(),
-        'vcpus_used': fields.IntegerField(),
-        'memory_mb_used': fields.IntegerField(),
-        'local_gb_used': fields.IntegerField(),
-        'free_ram_mb': fields.IntegerField(nullable=True),
-        'free_disk_gb': fields.IntegerField(nullable=True),
-        'current_workload': fields.IntegerField(nullable=True),
-        'running_vms': fields.IntegerField(nullable=True),
-        'disk_available_least': fields.IntegerField(nullable=True),
-        'stats': fields.DictOfNullableStringsField(nullable=True),
-        'supported_instances': fields.ListOfListsOfStringsField(
-            nullable=True),
-        'created_at': fields.DateTimeField(nullable=True),
-        'updated_at': fields.DateTimeField(nullable=True),
-        'deleted_at': fields.DateTimeField(nullable=True),
-    }
 
-    @staticmethod
-    def _from_db_object(context, node, db_node):
-        for field in _COLUMNS:
-            setattr(node, field, getattr(db_node, field))
-        node.stats = jsonutils.loads(db_node.stats) if db_node.stats else {}
-        node.supported_instances = (
-            None if db_node.supported_instances is None
-            else jsonutils.loads(db_node.supported_instances))
-        node._context = context
-        node.obj_reset_changes()
+def _db_values(values):
+    """``values`` as columns: the JSON ones as text."""
+    values = dict(values)
+    if 'stats' in values:
+        values['stats'] = jsonutils.dumps(values['stats'] or {})
+    if values.get('supported_instances') is not None:
+        values['supported_instances'] = jsonutils.dumps(
+            values['supported_instances'])
+    return values
+
+
+def create(context, **values):
+    """Record a new node of ``values``; its row as stored, decoded."""
+    values.setdefault('uuid', uuidutils.generate_uuid())
+    return stored(db_nodes.compute_node_create(context, _db_values(values)))
+
+
+def save_changed(context, node, values):
+    """``node`` (as stored) with those of ``values`` that differ written.
+
+    Nothing is written when none differs. ComputeNodeNotFound when its
+    row is gone.
+    """
+    changes = {field: value for field, value in values.items()
+               if getattr(node, field) != value}
+    if not changes:
         return node
+    written = db_nodes.compute_node_update(context, node.id,
+                                           _db_values(changes))
+    return node._replace(updated_at=written['updated_at'], **changes)
 
-    @staticmethod
-    def get_record(context, node_id):
-        """The :class:`ComputeNodeRecord` of a node with its compute service.
 
-        ``node_id`` is an integer id or a UUID string; ComputeNodeNotFound
-        when there is no such node or its service is gone.
-        """
-        if uuidutils.is_uuid_like(node_id):
-            return db_nodes.compute_node_get_row(
-                context, node_uuid=node_id, make=ComputeNodeRecord.from_row)
+def get_all_by_host(context, host):
+    """The live nodes of ``host``, as stored, decoded; in id order."""
+    return [stored(row)
+            for row in db_nodes.compute_node_get_all_by_host(context, host)]
+
+
+def statistics(context):
+    return db_nodes.compute_node_statistics(context)
+
+
+def get_record(context, node_id):
+    """The :class:`ComputeNodeRecord` of a node with its compute service.
+
+    ``node_id`` is an integer id or a UUID string; ComputeNodeNotFound
+    when there is no such node or its service is gone.
+    """
+    if uuidutils.is_uuid_like(node_id):
         return db_nodes.compute_node_get_row(
-            context, node_id=node_id, make=ComputeNodeRecord.from_row)
-
-    def create(self):
-        values = self._db_values(self.obj_get_changes())
-        values.setdefault('uuid', uuidutils.generate_uuid())
-        db_node = db_nodes.compute_node_create(self._context, values)
-        self._from_db_object(self._context, self, db_node)
-
-    def save(self):
-        changes = self._db_values(self.obj_get_changes())
-        changes.pop('id', None)
-        if not changes:
-            return
-        written = db_nodes.compute_node_update(self._context, self.id, changes)
-        self.updated_at = written['updated_at']
-        self.obj_reset_changes()
-
-    def obj_make_compatible(self, primitive, target_version):
-        super().obj_make_compatible(primitive, target_version)
-        if target_version == '2.0':
-            primitive.pop('supported_instances', None)
-
-    @staticmethod
-    def _db_values(changes):
-        if 'stats' in changes:
-            changes['stats'] = jsonutils.dumps(changes['stats'] or {})
-        if changes.get('supported_instances') is not None:
-            changes['supported_instances'] = jsonutils.dumps(
-                changes['supported_instances'])
-        if changes.get('host_ip') is not None:
-            changes['host_ip'] = str(changes['host_ip'])
-        return changes
+            context, node_uuid=node_id, make=ComputeNodeRecord.from_row)
+    return db_nodes.compute_node_get_row(
+        context, node_id=node_id, make=ComputeNodeRecord.from_row)
 
 
-@base.ObjectRegistry.register
-class ComputeNodeList(base.ObjectListBase, base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    VERSION = '1.0'
+def get_records_with_service(context, limit=None, marker=None,
+                             hostname_pattern=None, summary=False,
+                             consume=list):
+    """Nodes with their compute service, as :class:`ComputeNodeRecord`.
 
-    fields = {
-        'objects': fields.ListOfObjectsField('ComputeNode'),
-    }
+    In id order, from one query; ``marker`` is the id (integer or
+    UUID) of the last node of the previous page, and an unknown marker
+    raises MarkerNotFound. A ``summary`` reads only the fields of a
+    summary view; the others are None. Returns ``consume(records)``,
+    given an iterator over the records as they are read, while the
+    query's transaction is open; the default is a list of them.
+    """
+    marker_id = _marker_id(context, marker)
+    make = (ComputeNodeRecord.from_summary_row if summary
+            else ComputeNodeRecord.from_row)
+    return db_nodes.compute_node_list_rows(
+        context, limit=limit, marker_id=marker_id,
+        hostname_pattern=hostname_pattern, summary=summary, make=make,
+        consume=consume)
 
-    @classmethod
-    def get_records_with_service(cls, context, limit=None, marker=None,
-                                 hostname_pattern=None, summary=False,
-                                 consume=list):
-        """Nodes with their compute service, as :class:`ComputeNodeRecord`.
 
-        In id order, from one query; ``marker`` is the id (integer or
-        UUID) of the last node of the previous page, and an unknown marker
-        raises MarkerNotFound. A ``summary`` reads only the fields of a
-        summary view; the others are None. Returns ``consume(records)``,
-        given an iterator over the records as they are read, while the
-        query's transaction is open; the default is a list of them.
-        """
-        marker_id = cls._marker_id(context, marker)
-        make = (ComputeNodeRecord.from_summary_row if summary
-                else ComputeNodeRecord.from_row)
-        return db_nodes.compute_node_list_rows(
-            context, limit=limit, marker_id=marker_id,
-            hostname_pattern=hostname_pattern, summary=summary, make=make,
-            consume=consume)
-
-    @staticmethod
-    def _marker_id(context, marker):
-        if marker is None:
-            return None
-        try:
-            if uuidutils.is_uuid_like(marker):
-                return db_nodes.compute_node_get_by_uuid_or_id(
-                    context, node_uuid=marker).id
-            node_id = int(marker)
-            if not 0 <= node_id <= models.MAX_INTEGER_ID:
-                raise ValueError(marker)
+def _marker_id(context, marker):
+    if marker is None:
+        return None
+    try:
+        if uuidutils.is_uuid_like(marker):
             return db_nodes.compute_node_get_by_uuid_or_id(
-                context, node_id=node_id).id
-        except (exception.ComputeNodeNotFound, ValueError):
-            raise exception.MarkerNotFound(marker=marker)
-
-    @classmethod
-    def get_all_by_host(cls, context, host):
-        nodes = cls(objects=[
-            ComputeNode._from_db_object(context, ComputeNode(), db_node)
-            for db_node in db_nodes.compute_node_get_all_by_host(context,
-                                                                 host)])
-        nodes._context = context
-        nodes.obj_reset_changes()
-        return nodes
-
-    @staticmethod
-    def statistics(context):
-        return db_nodes.compute_node_statistics(context)
+                context, node_uuid=marker).id
+        node_id = int(marker)
+        if not 0 <= node_id <= models.MAX_INTEGER_ID:
+            raise ValueError(marker)
+        return db_nodes.compute_node_get_by_uuid_or_id(
+            context, node_id=node_id).id
+    except (exception.ComputeNodeNotFound, ValueError):
+        raise exception.MarkerNotFound(marker=marker)
 
 
 # Records: named tuples of the columns, so a field is read at C speed and
@@ -196,7 +138,7 @@ class ComputeNodeRecord(collections.namedtuple(
         'ComputeNodeRecord', _NODE_RECORD_FIELDS + ('service',))):
     """A compute node as the views read it, read-only, with its service.
 
-    Its fields are the ComputeNode fields, ``stats`` a dict; ``service``
+    Its fields are the node's columns, ``stats`` a dict; ``service``
     has the Service fields.
     """
 

@@ -5,7 +5,6 @@ from oslotest import base
 
 from nova_forcedown import objects
 from nova_forcedown.objects import base as objects_base
-from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import service as service_obj
 
 objects.register_all()
@@ -17,8 +16,6 @@ objects.register_all()
 OBJECT_HASHES = {
     'Aggregate': '1.0-a82cfec6f6db60de422f6cbc3e4d62fe',
     'AggregateList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
-    'ComputeNode': '2.1-da6fa87d8cdd36cbc35d1d6569ab4e79',
-    'ComputeNodeList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Service': '1.2-6460b07bc15c1e24de11b8bc980d4ad5',
     'ServiceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
 }
@@ -73,14 +70,3 @@ class TestServiceCompatibility(base.BaseTestCase):
             service.obj_to_primitive())
         self.assertTrue(copy.forced_down)
         self.assertEqual(service.uuid, copy.uuid)
-
-
-class TestComputeNodeCompatibility(base.BaseTestCase):
-
-    def test_version_2_0_consumers_get_no_supported_instances(self):
-        node = compute_node_obj.ComputeNode(
-            host='compute1', vcpus=4, supported_instances=[])
-        data = node.obj_to_primitive(
-            target_version='2.0')['nova_forcedown_object.data']
-        self.assertEqual(4, data['vcpus'])
-        self.assertNotIn('supported_instances', data)

@@ -59,7 +59,7 @@ def show_hypervisor(req):
 @microversion.removed_in(microversion.V2_88)
 def hypervisor_statistics(req):
     req.context.can(policies.STATISTICS)
-    sums = node_obj.ComputeNodeList.statistics(req.context)
+    sums = node_obj.statistics(req.context)
     return api_request.json_response(views.statistics(sums))
 
 
@@ -122,11 +122,11 @@ def _listing(req, params, view, key):
         return _respond(req, nodes, view, key, params)
     if not req.version.matches(microversion.V2_33):
         # Every node, with no paging: rendered as the cursor reads them.
-        return node_obj.ComputeNodeList.get_records_with_service(
+        return node_obj.get_records_with_service(
             req.context, summary=summary,
             consume=lambda nodes: _respond(req, nodes, view, key, params))
     limit = _page_size(req, limit_text)
-    nodes = node_obj.ComputeNodeList.get_records_with_service(
+    nodes = node_obj.get_records_with_service(
         req.context, limit=limit, marker=marker, summary=summary)
     return _respond(req, nodes, view, key, params,
                     links=req.next_links(
@@ -178,7 +178,7 @@ def _marker_of(req):
 
 
 def _matching(req, pattern, summary=True):
-    nodes = node_obj.ComputeNodeList.get_records_with_service(
+    nodes = node_obj.get_records_with_service(
         req.context, hostname_pattern=pattern, summary=summary)
     if not nodes:
         raise exception.HypervisorPatternNotFound(pattern=pattern)
@@ -223,6 +223,6 @@ def _node(req, node_id):
         if lookup is None:
             raise not_found
     try:
-        return node_obj.ComputeNode.get_record(req.context, lookup)
+        return node_obj.get_record(req.context, lookup)
     except exception.ComputeNodeNotFound:
         raise not_found

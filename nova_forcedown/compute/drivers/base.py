@@ -25,7 +25,7 @@ class ComputeDriver(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
     def node_resources(self, host):
-        """ComputeNode fields of ``host``'s hypervisor, ``stats`` included.
+        """The node columns of ``host``'s hypervisor, ``stats`` included.
 
         ``stats['uptime']`` is the host's uptime as the ``uptime`` command
         prints it.

@@ -10,8 +10,6 @@ from tests.fixtures import databases
 from tests.fixtures import db_rows
 from tests.fixtures import sql_statements
 
-ComputeNode = compute_node_obj.ComputeNode
-ComputeNodeList = compute_node_obj.ComputeNodeList
 
 UNKNOWN_UUID = '0ab2b1a4-7bd6-4c5e-a1d6-4c4d0a3b9f11'
 
@@ -46,13 +44,13 @@ class ListWithServiceTestsMixin(_NodesMixin):
 
     def _listed_with_statements(self, **kwargs):
         with sql_statements.recorded_statements(self.engine) as statements:
-            nodes = ComputeNodeList.get_records_with_service(
+            nodes = compute_node_obj.get_records_with_service(
                 self.context, **kwargs)
         return nodes, statements
 
     def test_each_node_comes_with_its_service(self):
         self._add_hosts(2)
-        nodes = ComputeNodeList.get_records_with_service(self.context)
+        nodes = compute_node_obj.get_records_with_service(self.context)
         self.assertEqual(['node1', 'node2'], _hostnames(nodes))
         self.assertEqual(['compute1', 'compute2'],
                          [node.service.host for node in nodes])
@@ -77,7 +75,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
                                 orphaned.service_id)
         self._add_nodes_of_no_compute()
 
-        nodes = ComputeNodeList.get_records_with_service(self.context)
+        nodes = compute_node_obj.get_records_with_service(self.context)
 
         self.assertEqual([kept.hypervisor_hostname], _hostnames(nodes))
 
@@ -85,7 +83,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
         service = db_rows.create_service(self.context, host='legacy')
         db_rows.create_compute_node(self.context, None, host='legacy',
                                     hostname='legacy-node')
-        nodes = ComputeNodeList.get_records_with_service(self.context)
+        nodes = compute_node_obj.get_records_with_service(self.context)
         self.assertEqual(['legacy-node'], _hostnames(nodes))
         self.assertEqual(service.id, nodes[0].service.id)
 
@@ -93,7 +91,7 @@ class ListWithServiceTestsMixin(_NodesMixin):
         gone, kept = self._add_hosts(2)
         db_rows.soft_delete_row(self.engine, models.ComputeNode, gone.id)
         self.assertEqual(['node2'], _hostnames(
-            ComputeNodeList.get_records_with_service(self.context)))
+            compute_node_obj.get_records_with_service(self.context)))
 
 
 class PagingTestsMixin(_NodesMixin):
@@ -103,7 +101,7 @@ class PagingTestsMixin(_NodesMixin):
         self.nodes = self._add_hosts(5)
 
     def _page(self, **kwargs):
-        return _hostnames(ComputeNodeList.get_records_with_service(
+        return _hostnames(compute_node_obj.get_records_with_service(
             self.context, **kwargs))
 
     def test_limit_gives_the_first_nodes(self):
@@ -127,7 +125,7 @@ class PagingTestsMixin(_NodesMixin):
     def test_pages_cover_every_node_once(self):
         seen, marker = [], None
         while True:
-            page = ComputeNodeList.get_records_with_service(
+            page = compute_node_obj.get_records_with_service(
                 self.context, limit=2, marker=marker)
             if not page:
                 break
@@ -157,7 +155,7 @@ class HostnamePatternTestsMixin(_NodesMixin):
                                         hostname=hostname)
 
     def _matching(self, pattern):
-        return _hostnames(ComputeNodeList.get_records_with_service(
+        return _hostnames(compute_node_obj.get_records_with_service(
             self.context, hostname_pattern=pattern))
 
     def test_pattern_is_a_substring(self):
@@ -183,31 +181,31 @@ class GetRecordTestsMixin(_NodesMixin):
         self.node, self.other = self._add_hosts(2)
 
     def test_by_integer_id(self):
-        node = ComputeNode.get_record(self.context, self.node.id)
+        node = compute_node_obj.get_record(self.context, self.node.id)
         self.assertEqual('node1', node.hypervisor_hostname)
         self.assertEqual('compute1', node.service.host)
 
     def test_by_uuid(self):
-        node = ComputeNode.get_record(self.context, self.other.uuid)
+        node = compute_node_obj.get_record(self.context, self.other.uuid)
         self.assertEqual(self.other.id, node.id)
         self.assertEqual('compute2', node.service.host)
 
     def test_unknown_id_or_uuid_raises_not_found(self):
         for node_id in (424242, UNKNOWN_UUID):
             self.assertRaises(exception.ComputeNodeNotFound,
-                              ComputeNode.get_record, self.context,
+                              compute_node_obj.get_record, self.context,
                               node_id)
 
     def test_node_whose_service_is_gone_is_not_found(self):
         db_rows.soft_delete_row(self.engine, models.Service,
                                 self.node.service_id)
         self.assertRaises(exception.ComputeNodeNotFound,
-                          ComputeNode.get_record, self.context,
+                          compute_node_obj.get_record, self.context,
                           self.node.id)
 
     def test_one_statement(self):
         with sql_statements.recorded_statements(self.engine) as statements:
-            ComputeNode.get_record(self.context, self.node.uuid)
+            compute_node_obj.get_record(self.context, self.node.uuid)
         self.assertEqual(1, len(statements), statements)
 
 
@@ -216,14 +214,14 @@ class StatisticsTestsMixin(_NodesMixin):
     def test_sums_only_nodes_of_enabled_computes(self):
         first, second, disabled = self._add_hosts(3)
         for node in (first, second):
-            node.running_vms = 3
-            node.save()
+            compute_node_obj.save_changed(self.context, node,
+                                          {'running_vms': 3})
         service = service_obj.Service.get_by_id(self.context,
                                                 disabled.service_id)
         service.disabled = True
         service.save()
 
-        stats = ComputeNodeList.statistics(self.context)
+        stats = compute_node_obj.statistics(self.context)
 
         self.assertEqual(2, stats['count'])
         self.assertEqual(16, stats['vcpus'])
@@ -239,16 +237,16 @@ class StatisticsTestsMixin(_NodesMixin):
                                                 node.service_id)
         service.forced_down = True
         service.save()
-        self.assertEqual(1, ComputeNodeList.statistics(self.context)['count'])
+        self.assertEqual(1, compute_node_obj.statistics(self.context)['count'])
 
     def test_nodes_of_deleted_services_do_not_count(self):
         node, kept = self._add_hosts(2)
         db_rows.soft_delete_row(self.engine, models.Service,
                                 node.service_id)
-        self.assertEqual(1, ComputeNodeList.statistics(self.context)['count'])
+        self.assertEqual(1, compute_node_obj.statistics(self.context)['count'])
 
     def test_no_enabled_compute_gives_zeros(self):
-        stats = ComputeNodeList.statistics(self.context)
+        stats = compute_node_obj.statistics(self.context)
         self.assertEqual({0}, set(stats.values()))
         self.assertIn('free_ram_mb', stats)
 
@@ -286,9 +284,9 @@ class RecordsTestsMixin(_NodesMixin):
                        {'limit': 2, 'marker': self.fenced.id},
                        {'hostname_pattern': 'node'}):
             with self.subTest(**kwargs):
-                full = ComputeNodeList.get_records_with_service(
+                full = compute_node_obj.get_records_with_service(
                     self.context, **kwargs)
-                summary = ComputeNodeList.get_records_with_service(
+                summary = compute_node_obj.get_records_with_service(
                     self.context, summary=True, **kwargs)
                 self.assertEqual(self._seen(full), self._seen(summary))
                 self.assertEqual([node.uuid for node in full],
@@ -296,12 +294,12 @@ class RecordsTestsMixin(_NodesMixin):
                 self.assertEqual({None}, {node.vcpus for node in summary})
 
     def test_a_node_reads_as_in_a_listing(self):
-        listed = ComputeNodeList.get_records_with_service(self.context)[-1]
-        self.assertEqual(listed, ComputeNode.get_record(self.context,
-                                                        listed.uuid))
+        listed = compute_node_obj.get_records_with_service(self.context)[-1]
+        self.assertEqual(listed, compute_node_obj.get_record(
+            self.context, listed.uuid))
 
     def test_legacy_node_and_forced_down_service_are_listed(self):
-        records = ComputeNodeList.get_records_with_service(self.context)
+        records = compute_node_obj.get_records_with_service(self.context)
         self.assertEqual(['node1', 'node3', 'legacy-node'],
                          _hostnames(records))
         self.assertEqual([False, True, False],

@@ -406,8 +406,8 @@ class ServiceDestroyTestsMixin:
         self.assertEqual([], _writes(statements))
         self.assertEqual('compute1',
                          _reload(self.context, self.service).host)
-        self.assertEqual(1, len(compute_node_obj.ComputeNodeList
-                                .get_all_by_host(self.context, 'compute1')))
+        self.assertEqual(1, len(compute_node_obj.get_all_by_host(
+            self.context, 'compute1')))
 
     def _migration(self, status, **hosts):
         with self.engine.begin() as connection:
@@ -471,8 +471,8 @@ class ServiceDestroyTestsMixin:
 
         self.assertRaises(exception.ServiceNotFound, _reload, self.context,
                           self.service)
-        self.assertEqual(0, len(compute_node_obj.ComputeNodeList
-                                .get_all_by_host(self.context, 'compute1')))
+        self.assertEqual(0, len(compute_node_obj.get_all_by_host(
+            self.context, 'compute1')))
         with self.engine.connect() as connection:
             node_deleted = connection.scalar(
                 models.ComputeNode.__table__.select()
@@ -493,8 +493,8 @@ class ServiceDestroyTestsMixin:
 
         self.assertRaises(exception.ServiceNotFound, _reload, self.context,
                           scheduler)
-        self.assertEqual(1, len(compute_node_obj.ComputeNodeList
-                                .get_all_by_host(self.context, 'compute1')))
+        self.assertEqual(1, len(compute_node_obj.get_all_by_host(
+            self.context, 'compute1')))
 
     def test_destroying_twice_raises_not_found(self):
         stale = _reload(self.context, self.service)
