@@ -406,7 +406,7 @@ AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',
 def _aggregate_list(conf):
     """Every aggregate, its zone, hosts and other metadata, by id."""
     schema.check_migrated()
-    aggregates = aggregate_obj.AggregateList.get_all(
+    aggregates = aggregate_obj.get_all(
         nf_context.get_operator_context())
     print(_table(AGGREGATE_COLUMNS,
                  [_aggregate_row(aggregate) for aggregate in aggregates]))

@@ -132,7 +132,7 @@ class Agent:
         self._rpc_server = hosts[0]
         self.services = [self._register_service(host) for host in hosts]
         if self.is_compute and self._availability_zone:
-            aggregate_obj.Aggregate.place_hosts_in_zone(
+            aggregate_obj.place_hosts_in_zone(
                 self._context, hosts, self._availability_zone)
         if self.is_compute:
             self.clean_up_evacuated(hosts)

@@ -30,9 +30,18 @@ _AGGREGATES = models.Aggregate.__table__
 _HOSTS = models.AggregateHost.__table__
 _METADATA = models.AggregateMetadata.__table__
 
-AggregateRow = collections.namedtuple(
-    'AggregateRow', ('id', 'uuid', 'name', 'created_at', 'updated_at',
-                     'hosts', 'metadata'))
+
+class AggregateRow(collections.namedtuple(
+        'AggregateRow', ('id', 'uuid', 'name', 'created_at', 'updated_at',
+                         'hosts', 'metadata'))):
+    """An aggregate with its hosts and metadata."""
+
+    __slots__ = ()
+
+    @property
+    def availability_zone(self):
+        """The zone its metadata makes it, or None."""
+        return (self.metadata or {}).get(AZ_KEY)
 
 
 def _read(connection, *criteria):

@@ -110,16 +110,15 @@ class AggregatePayload(_NovaPayload):
 
     @classmethod
     def from_aggregate(cls, aggregate):
-        """The payload of an Aggregate object as it now stands.
+        """The payload of an aggregate record as it now stands.
 
         What the aggregate does not have yet (the id and hosts of one not
-        yet created, the metadata of one created without a zone) is null,
-        as in Nova.
+        yet created, the metadata of one created without a zone) is None
+        in its record, and null here, as in Nova.
         """
         payload = cls()
         for field in cls.fields:
-            setattr(payload, field, getattr(aggregate, field)
-                    if aggregate.obj_attr_is_set(field) else None)
+            setattr(payload, field, getattr(aggregate, field))
         return payload
 
 

@@ -1,5 +1,9 @@
-"""Aggregate: a named group of hosts with metadata; a zone when its metadata
+"""Aggregates: named groups of hosts with metadata; a zone when the metadata
 holds ``availability_zone``, as in Nova.
+
+An aggregate is read as a record (``AggregateRow``, with its hosts and
+metadata); nothing here is versioned, as no aggregate travels between
+processes (its notifications build their own payloads).
 
 The zone rules live here, so every caller (the API, the agent, the manage
 command) keeps them: a host is in at most one zone, a zone never has an
@@ -19,7 +23,6 @@ the rules or the database may leave a start without an end, as in Nova.
 import functools
 
 from oslo_utils import uuidutils
-from oslo_versionedobjects import fields
 
 from nova_forcedown.db import aggregates as db_aggregates
 from nova_forcedown.db import engine as db_engine
@@ -28,11 +31,11 @@ from nova_forcedown.db import services as db_services
 from nova_forcedown.db import zones as db_zones
 from nova_forcedown import exception
 from nova_forcedown import notifications
-from nova_forcedown.objects import base
 from nova_forcedown.objects import fence_storm
 from nova_forcedown.objects import instance as instance_obj
 
 AZ_KEY = db_aggregates.AZ_KEY
+AggregateRow = db_aggregates.AggregateRow
 
 _INSTANCES_WOULD_CHANGE_ZONE = (
     "The host cannot be %(action)s the aggregate as the availability zone of "
@@ -43,230 +46,215 @@ _INSTANCES_WOULD_CHANGE_ZONE = (
     "can use shelve_offload and unshelve to achieve this.")
 
 
-@base.ObjectRegistry.register
-class Aggregate(base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    VERSION = '1.0'
+def get_by_id(context, aggregate_id):
+    """The AggregateRow; AggregateNotFound when there is none."""
+    return db_aggregates.aggregate_get(context, aggregate_id)
 
-    fields = {
-        'id': fields.IntegerField(read_only=True),
-        'uuid': fields.UUIDField(),
-        'name': fields.StringField(),
-        'hosts': fields.ListOfStringsField(),
-        'metadata': fields.DictOfStringsField(),
-        'created_at': fields.DateTimeField(nullable=True),
-        'updated_at': fields.DateTimeField(nullable=True),
-    }
 
-    @property
-    def availability_zone(self):
-        return self.metadata.get(AZ_KEY)
+def get_all(context):
+    """Every aggregate with its hosts and metadata, in id order."""
+    return db_aggregates.aggregate_get_all(context)
 
-    @staticmethod
-    def _from_db_object(context, aggregate, row):
-        for field in aggregate.fields:
-            setattr(aggregate, field, getattr(row, field))
-        aggregate._context = context
-        aggregate.obj_reset_changes()
-        return aggregate
 
-    def _reload(self, row):
-        return self._from_db_object(self._context, self, row)
+def get_by_host(context, host):
+    return db_aggregates.aggregate_get_by_host(context, host)
 
-    @classmethod
-    def get_by_id(cls, context, aggregate_id):
-        return cls._from_db_object(
-            context, cls(), db_aggregates.aggregate_get(context, aggregate_id))
 
-    @classmethod
-    def create(cls, context, name, availability_zone=None):
-        """A new aggregate; its zone, if any, is its metadata.
+def create(context, name, availability_zone=None):
+    """A new aggregate; its zone, if any, is its metadata.
 
-        Its uuid is chosen first, so that aggregate.create.start names it;
-        that start has no id and no hosts yet.
-        """
-        aggregate = cls(context, uuid=uuidutils.generate_uuid(), name=name)
-        metadata = None
-        if availability_zone is not None:
-            metadata = aggregate.metadata = {AZ_KEY: availability_zone}
-        aggregate._notify('create', 'start')
-        aggregate._reload(db_aggregates.aggregate_create(
-            context, name, metadata, uuid=aggregate.uuid))
-        aggregate._notify('create', 'end')
-        return aggregate
+    Its uuid is chosen first, so that aggregate.create.start names it;
+    that start has no id and no hosts yet.
+    """
+    metadata = ({AZ_KEY: availability_zone}
+                if availability_zone is not None else None)
+    unsaved = AggregateRow(None, uuidutils.generate_uuid(), name, None, None,
+                           None, metadata)
+    _notify(context, unsaved, 'create', 'start')
+    aggregate = db_aggregates.aggregate_create(context, name, metadata,
+                                               uuid=unsaved.uuid)
+    _notify(context, aggregate, 'create', 'end')
+    return aggregate
 
-    def update(self, name=None, conf=None, **zone):
-        """Rename and/or (with ``availability_zone=``) change the zone.
 
-        Checked before anything is written, then one transaction. Nova
-        notifies a rename as ``update_prop`` and a zone as
-        ``update_metadata``; both starts show the new name, as Nova's
-        rename comes first.
-        """
-        metadata = {AZ_KEY: zone[AZ_KEY]} if AZ_KEY in zone else {}
-        self._check_zone_change(metadata, exception.CannotUpdateAggregate)
-        actions = ((['update_prop'] if name is not None else []) +
-                   (['update_metadata'] if metadata else []))
-        before = self.obj_clone()
-        if name is not None:
-            before.name = name
-        for action in actions:
-            before._notify(action, 'start')
-        self._reload(update(
-            self._context, self.id, name=name, metadata=metadata,
-            limit=fence_storm.FencingLimit.from_conf(conf)))
-        for action in actions:
-            self._notify(action, 'end')
+def update(context, aggregate, name=None, conf=None, **zone):
+    """Rename and/or (with ``availability_zone=``) change the zone.
 
-    def update_metadata(self, metadata, conf=None):
-        """Merge ``metadata``; a None value deletes its key."""
-        self._check_zone_change(metadata,
-                                exception.CannotUpdateAggregateMetadata)
-        self._notify('update_metadata', 'start')
-        self._reload(update_metadata(
-            self._context, self.id, metadata,
-            limit=fence_storm.FencingLimit.from_conf(conf)))
-        self._notify('update_metadata', 'end')
+    Checked before anything is written, then one transaction. Nova
+    notifies a rename as ``update_prop`` and a zone as
+    ``update_metadata``; both starts show the new name, as Nova's rename
+    comes first. Returns the aggregate as now stored.
+    """
+    metadata = {AZ_KEY: zone[AZ_KEY]} if AZ_KEY in zone else {}
+    _check_zone_change(context, aggregate, metadata,
+                       exception.CannotUpdateAggregate)
+    actions = ((['update_prop'] if name is not None else []) +
+               (['update_metadata'] if metadata else []))
+    renamed = aggregate if name is None else aggregate._replace(name=name)
+    for action in actions:
+        _notify(context, renamed, action, 'start')
+    after = write_update(context, aggregate.id, name=name, metadata=metadata,
+                         limit=fence_storm.FencingLimit.from_conf(conf))
+    for action in actions:
+        _notify(context, after, action, 'end')
+    return after
 
-    def destroy(self):
-        self._notify('delete', 'start')
-        delete(self._context, self.id)
-        self._notify('delete', 'end')
 
-    def _notify(self, action, phase):
-        notifications.aggregate_changed(self._context, self, action, phase)
+def set_metadata(context, aggregate, metadata, conf=None):
+    """Merge ``metadata`` (a None deletes its key); the aggregate now."""
+    _check_zone_change(context, aggregate, metadata,
+                       exception.CannotUpdateAggregateMetadata)
+    _notify(context, aggregate, 'update_metadata', 'start')
+    after = write_metadata(context, aggregate.id, metadata,
+                           limit=fence_storm.FencingLimit.from_conf(conf))
+    _notify(context, after, 'update_metadata', 'end')
+    return after
 
-    @classmethod
-    def add_host_to(cls, context, aggregate_id, host, conf=None):
-        """Add the compute ``host``; checks in Nova's order.
 
-        ComputeHostNotFound, AggregateNotFound, CannotAddAggregateHost
-        (zone rules), then AggregateHostExists; then the fence-storm guard.
-        """
-        _require_compute(context, host)
-        aggregate = cls.get_by_id(context, aggregate_id)
-        aggregate._notify('add_host', 'start')
-        fail = exception.CannotAddAggregateHost
-        zone = aggregate.availability_zone
-        if zone is not None:
-            memberships = db_aggregates.zone_memberships(context, [host])
-            aggregate._check_one_zone(memberships, zone, fail)
-            _check_instances_keep_zone(
-                context, host, 'added to', old=_zone_of(memberships),
-                new=zone, fail=fail, aggregate_id=aggregate_id)
-        aggregate._reload(add_host(
-            context, aggregate_id, host,
-            limit=fence_storm.FencingLimit.from_conf(conf)))
-        aggregate._notify('add_host', 'end')
-        return aggregate
+def destroy(context, aggregate):
+    _notify(context, aggregate, 'delete', 'start')
+    write_delete(context, aggregate.id)
+    _notify(context, aggregate, 'delete', 'end')
 
-    @classmethod
-    def remove_host_from(cls, context, aggregate_id, host, conf=None):
-        """Remove ``host`` from the aggregate ``aggregate_id``.
 
-        ComputeHostNotFound, AggregateNotFound or AggregateHostNotFound when
-        there is nothing to remove; CannotRemoveAggregateHost when its
-        instances would change zone; then the fence-storm guard.
-        """
-        _require_compute(context, host)
-        aggregate = cls.get_by_id(context, aggregate_id)
-        aggregate._notify('remove_host', 'start')
-        if host not in aggregate.hosts:
-            raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
-                                                  host=host)
-        if aggregate.availability_zone is not None:
-            memberships = db_aggregates.zone_memberships(context, [host])
-            remaining = [membership for membership in memberships
-                         if membership.aggregate_id != aggregate_id]
-            _check_instances_keep_zone(
-                context, host, 'removed from', old=_zone_of(memberships),
-                new=_zone_of(remaining),
-                fail=exception.CannotRemoveAggregateHost,
-                aggregate_id=aggregate_id)
-        aggregate._reload(remove_host(
-            context, aggregate_id, host,
-            limit=fence_storm.FencingLimit.from_conf(conf)))
-        aggregate._notify('remove_host', 'end')
-        return aggregate
+def _notify(context, aggregate, action, phase):
+    notifications.aggregate_changed(context, aggregate, action, phase)
 
-    @classmethod
-    def place_hosts_in_zone(cls, context, hosts, zone):
-        """Put each of ``hosts`` in ``zone``, as an agent registers them.
 
-        A host already in the zone is left alone. The others join the
-        first aggregate of the zone, made (named after the zone) when there
-        is none, under the rules of add_host_to but not the fence-storm
-        guard: the zone an agent is configured with is where its hosts
-        are, and refusing it would leave them in another.
-        """
-        placed = {membership.host for membership in
-                  db_aggregates.zone_memberships(context, hosts)
-                  if membership.zone == zone}
-        missing = [host for host in hosts if host not in placed]
-        if not missing:
-            return
-        aggregate_id = cls._zone_aggregate_id(context, zone)
-        for host in missing:
-            cls.add_host_to(context, aggregate_id, host)
+def add_host_to(context, aggregate_id, host, conf=None):
+    """Add the compute ``host``; checks in Nova's order.
 
-    @classmethod
-    def _zone_aggregate_id(cls, context, zone):
-        """The first aggregate of ``zone``, made when there is none.
+    ComputeHostNotFound, AggregateNotFound, CannotAddAggregateHost
+    (zone rules), then AggregateHostExists; then the fence-storm guard.
+    Returns the aggregate as now stored.
+    """
+    _require_compute(context, host)
+    aggregate = get_by_id(context, aggregate_id)
+    _notify(context, aggregate, 'add_host', 'start')
+    fail = exception.CannotAddAggregateHost
+    zone = aggregate.availability_zone
+    if zone is not None:
+        memberships = db_aggregates.zone_memberships(context, [host])
+        _check_one_zone(aggregate, memberships, zone, fail)
+        _check_instances_keep_zone(
+            context, host, 'added to', old=_zone_of(memberships),
+            new=zone, fail=fail, aggregate_id=aggregate_id)
+    aggregate = write_host_add(context, aggregate_id, host,
+                               limit=fence_storm.FencingLimit.from_conf(conf))
+    _notify(context, aggregate, 'add_host', 'end')
+    return aggregate
 
-        Agents started together with a new zone may all find none: the
-        one whose aggregate is made second joins the first's (its name
-        is taken once the first's transaction committed).
-        """
-        for last_try in (False, True):
-            aggregates = db_aggregates.aggregate_get_by_zone(context, zone)
-            if aggregates:
-                return aggregates[0].id
-            try:
-                return cls.create(context, zone, availability_zone=zone).id
-            except exception.AggregateNameExists:
-                if last_try:
-                    raise
 
-    def _check_zone_change(self, metadata, fail):
-        """The rules of a new ``availability_zone`` for this aggregate."""
-        if AZ_KEY not in metadata:
-            return
-        zone = metadata[AZ_KEY]
-        if not zone:
-            raise fail(aggregate_id=self.id, reason=(
-                'Aggregate %s does not support empty named availability '
-                'zone' % self.name))
-        if self.hosts:
-            self._check_one_zone(
-                db_aggregates.zone_memberships(self._context, self.hosts),
-                zone, fail)
-        if zone != self.availability_zone and self.hosts and (
-                instance_obj.get_by_hosts(self._context,
-                                          self.hosts)):
-            raise fail(aggregate_id=self.id, reason=(
-                'One or more hosts contain instances in this zone'))
+def remove_host_from(context, aggregate_id, host, conf=None):
+    """Remove ``host`` from the aggregate ``aggregate_id``.
 
-    def _check_one_zone(self, memberships, zone, fail):
-        """The hosts of ``memberships`` may be in no other zone than ``zone``.
+    ComputeHostNotFound, AggregateNotFound or AggregateHostNotFound when
+    there is nothing to remove; CannotRemoveAggregateHost when its
+    instances would change zone; then the fence-storm guard. Returns the
+    aggregate as now stored.
+    """
+    _require_compute(context, host)
+    aggregate = get_by_id(context, aggregate_id)
+    _notify(context, aggregate, 'remove_host', 'start')
+    if host not in aggregate.hosts:
+        raise exception.AggregateHostNotFound(aggregate_id=aggregate_id,
+                                              host=host)
+    if aggregate.availability_zone is not None:
+        memberships = db_aggregates.zone_memberships(context, [host])
+        remaining = [membership for membership in memberships
+                     if membership.aggregate_id != aggregate_id]
+        _check_instances_keep_zone(
+            context, host, 'removed from', old=_zone_of(memberships),
+            new=_zone_of(remaining),
+            fail=exception.CannotRemoveAggregateHost,
+            aggregate_id=aggregate_id)
+    aggregate = write_host_remove(
+        context, aggregate_id, host,
+        limit=fence_storm.FencingLimit.from_conf(conf))
+    _notify(context, aggregate, 'remove_host', 'end')
+    return aggregate
 
-        The refusal names the zone of each other aggregate that holds one
-        of the hosts, in id order, as Nova does: once per aggregate, not
-        once per host.
-        """
-        conflicting = {membership.aggregate_id: membership.zone
-                       for membership in memberships
-                       if membership.aggregate_id != self.id and
-                       membership.zone != zone}
-        if conflicting:
-            raise fail(aggregate_id=self.id, reason=(
-                'One or more hosts already in availability zone(s) %s'
-                % list(conflicting.values())))
+
+def place_hosts_in_zone(context, hosts, zone):
+    """Put each of ``hosts`` in ``zone``, as an agent registers them.
+
+    A host already in the zone is left alone. The others join the first
+    aggregate of the zone, made (named after the zone) when there is
+    none, under the rules of add_host_to but not the fence-storm guard:
+    the zone an agent is configured with is where its hosts are, and
+    refusing it would leave them in another.
+    """
+    placed = {membership.host for membership in
+              db_aggregates.zone_memberships(context, hosts)
+              if membership.zone == zone}
+    missing = [host for host in hosts if host not in placed]
+    if not missing:
+        return
+    aggregate_id = _zone_aggregate_id(context, zone)
+    for host in missing:
+        add_host_to(context, aggregate_id, host)
+
+
+def _zone_aggregate_id(context, zone):
+    """The first aggregate of ``zone``, made when there is none.
+
+    Agents started together with a new zone may all find none: the one
+    whose aggregate is made second joins the first's (its name is taken
+    once the first's transaction committed).
+    """
+    for last_try in (False, True):
+        aggregates = db_aggregates.aggregate_get_by_zone(context, zone)
+        if aggregates:
+            return aggregates[0].id
+        try:
+            return create(context, zone, availability_zone=zone).id
+        except exception.AggregateNameExists:
+            if last_try:
+                raise
+
+
+def _check_zone_change(context, aggregate, metadata, fail):
+    """The rules of a new ``availability_zone`` for ``aggregate``."""
+    if AZ_KEY not in metadata:
+        return
+    zone = metadata[AZ_KEY]
+    if not zone:
+        raise fail(aggregate_id=aggregate.id, reason=(
+            'Aggregate %s does not support empty named availability '
+            'zone' % aggregate.name))
+    if aggregate.hosts:
+        _check_one_zone(
+            aggregate,
+            db_aggregates.zone_memberships(context, aggregate.hosts),
+            zone, fail)
+    if zone != aggregate.availability_zone and aggregate.hosts and (
+            instance_obj.get_by_hosts(context, aggregate.hosts)):
+        raise fail(aggregate_id=aggregate.id, reason=(
+            'One or more hosts contain instances in this zone'))
+
+
+def _check_one_zone(aggregate, memberships, zone, fail):
+    """The hosts of ``memberships`` may be in no other zone than ``zone``.
+
+    The refusal names the zone of each other aggregate that holds one of
+    the hosts, in id order, as Nova does: once per aggregate, not once per
+    host.
+    """
+    conflicting = {membership.aggregate_id: membership.zone
+                   for membership in memberships
+                   if membership.aggregate_id != aggregate.id and
+                   membership.zone != zone}
+    if conflicting:
+        raise fail(aggregate_id=aggregate.id, reason=(
+            'One or more hosts already in availability zone(s) %s'
+            % list(conflicting.values())))
 
 
 # ----------------------------------- the changes, one transaction each
 
 @db_engine.writer
-def update(context, aggregate_id, name=None, metadata=None, limit=None):
+def write_update(context, aggregate_id, name=None, metadata=None,
+                 limit=None):
     """Rename and/or merge ``metadata``; the aggregate's row as now stored.
 
     With ``limit`` (a FencingLimit), a zone set, changed or unset is
@@ -285,7 +273,7 @@ def update(context, aggregate_id, name=None, metadata=None, limit=None):
 
 
 @db_engine.writer
-def update_metadata(context, aggregate_id, metadata, limit=None):
+def write_metadata(context, aggregate_id, metadata, limit=None):
     """Merge ``metadata`` (a None value deletes its key), guarded as update."""
     guarded = limit is not None and AZ_KEY in metadata
     before = (db_aggregates.aggregate_get_locked if guarded
@@ -297,7 +285,7 @@ def update_metadata(context, aggregate_id, metadata, limit=None):
 
 
 @db_engine.writer
-def delete(context, aggregate_id):
+def write_delete(context, aggregate_id):
     """Delete an aggregate; CannotDeleteAggregate while it holds hosts."""
     aggregate = db_aggregates.aggregate_get(context, aggregate_id)
     if aggregate.hosts:
@@ -307,7 +295,7 @@ def delete(context, aggregate_id):
 
 
 @db_engine.writer
-def add_host(context, aggregate_id, host, limit=None):
+def write_host_add(context, aggregate_id, host, limit=None):
     """Put ``host`` in the aggregate; with ``limit``, guarded."""
     before = (db_aggregates.aggregate_get_locked if limit is not None
               else db_aggregates.aggregate_get)(context, aggregate_id)
@@ -318,7 +306,7 @@ def add_host(context, aggregate_id, host, limit=None):
 
 
 @db_engine.writer
-def remove_host(context, aggregate_id, host, limit=None):
+def write_host_remove(context, aggregate_id, host, limit=None):
     """Take ``host`` out of the aggregate; with ``limit``, guarded."""
     before = (db_aggregates.aggregate_get_locked(context, aggregate_id)
               if limit is not None else None)
@@ -442,44 +430,21 @@ def _check_instances_keep_zone(context, host, action, old, new, fail,
                                             'new': new, 'count': count}))
 
 
-@base.ObjectRegistry.register
-class AggregateList(base.ObjectListBase, base.NovaForcedownObject):
-    # Version 1.0: Initial version
-    VERSION = '1.0'
+def zones_by_host(context, hosts=None, zone=None):
+    """{host: its zone text} for hosts in a zone, in one statement.
 
-    fields = {
-        'objects': fields.ListOfObjectsField('Aggregate'),
-    }
+    Of every host, of ``hosts``, or of the hosts in ``zone``. A host in
+    aggregates of several zones (made before the rules, or by hand) shows
+    them joined by commas, as Nova shows it.
+    """
+    return db_aggregates.zone_memberships(context, hosts, zone,
+                                          consume=_zones_by_host)
 
-    @classmethod
-    def get_all(cls, context):
-        """Every aggregate with its hosts and metadata, in id order."""
-        return base.list_from_db(cls, Aggregate, context,
-                                 db_aggregates.aggregate_get_all(context))
 
-    @classmethod
-    def get_by_host(cls, context, host):
-        return base.list_from_db(
-            cls, Aggregate, context,
-            db_aggregates.aggregate_get_by_host(context, host))
-
-    @staticmethod
-    def zones_by_host(context, hosts=None, zone=None):
-        """{host: its zone text} for hosts in a zone, in one statement.
-
-        Of every host, of ``hosts``, or of the hosts in ``zone``. A host
-        in aggregates of several zones (made before the rules, or by hand)
-        shows them joined by commas, as Nova shows it.
-        """
-        return db_aggregates.zone_memberships(context, hosts, zone,
-                                              consume=_zones_by_host)
-
-    @classmethod
-    def hosts_in_zone(cls, context, zone):
-        """The hosts whose zone is ``zone`` (not also another), sorted."""
-        return sorted(host for host, text in
-                      cls.zones_by_host(context, zone=zone).items()
-                      if text == zone)
+def hosts_in_zone(context, zone):
+    """The hosts whose zone is ``zone`` (not also another), sorted."""
+    return sorted(host for host, text in
+                  zones_by_host(context, zone=zone).items() if text == zone)
 
 
 class HostZones:
@@ -496,7 +461,7 @@ class HostZones:
     @classmethod
     def load(cls, context, conf, hosts=None):
         """The zones of every host (one statement), or only of ``hosts``."""
-        return cls(AggregateList.zones_by_host(context, hosts),
+        return cls(zones_by_host(context, hosts),
                    conf.default_availability_zone)
 
     def of(self, host):

@@ -1,4 +1,9 @@
-"""Common base of the project's versioned objects."""
+"""Common base of the project's versioned objects, and what records share.
+
+Service is the one versioned entity (as Nova's, its versions say which
+fields a consumer of each version gets); every other entity is read as a
+record, a named tuple, since none travels between processes.
+"""
 
 from oslo_versionedobjects import base as ovo_base
 
@@ -34,14 +39,6 @@ def timestamp(value):
     # isoformat gives the text of strftime('%Y-%m-%dT%H:%M:%S.%f') at a
     # tenth of its cost, which a listing of thousands notices.
     return value.isoformat(timespec='microseconds')
-
-
-def from_db_object(obj, db_obj, fields=None):
-    """Copy columns of ``db_obj`` onto ``obj`` and mark it unchanged."""
-    for field in fields or obj.fields:
-        setattr(obj, field, getattr(db_obj, field))
-    obj.obj_reset_changes()
-    return obj
 
 
 def list_from_db(list_cls, item_cls, context, db_rows):

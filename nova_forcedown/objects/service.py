@@ -192,7 +192,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         """
         if notifications.enabled():
             self.availability_zone = (
-                aggregate_obj.AggregateList.zones_by_host(
+                aggregate_obj.zones_by_host(
                     self._context, [self.host]).get(self.host)
                 if self.is_compute else None)
             self.obj_reset_changes([ZONE_FIELD])

@@ -70,7 +70,7 @@ def hosts_to_consider(context, conf, server, host=None):
     if host is not None:
         return [host]
     if _in_named_zone(conf, server.availability_zone):
-        return aggregate_obj.AggregateList.hosts_in_zone(
+        return aggregate_obj.hosts_in_zone(
             context, server.availability_zone)
     return None
 

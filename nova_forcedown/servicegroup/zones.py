@@ -46,7 +46,7 @@ class ServiceZones:
     @classmethod
     def load(cls, context, conf, hosts=None):
         """The zones of every host (one statement), or only of ``hosts``."""
-        return cls(conf, aggregate_obj.AggregateList.zones_by_host(
+        return cls(conf, aggregate_obj.zones_by_host(
             context, hosts))
 
     def zone(self, service):

@@ -91,10 +91,16 @@ class TestPayload(base.BaseTestCase):
                           _service(), 'evacuate')
 
 
+def _aggregate(**fields):
+    """An aggregate record; what it does not have yet is None."""
+    return aggregate_obj.AggregateRow(
+        **dict(dict.fromkeys(aggregate_obj.AggregateRow._fields), **fields))
+
+
 class TestAggregatePayload(base.BaseTestCase):
 
     def test_wire_format_is_nova_s(self):
-        aggregate = aggregate_obj.Aggregate(
+        aggregate = _aggregate(
             id=1, uuid=AGGREGATE_UUID, name='my-aggregate', hosts=[],
             metadata={'availability_zone': 'nova'})
         self.assertEqual({
@@ -107,8 +113,7 @@ class TestAggregatePayload(base.BaseTestCase):
             payload.AggregatePayload.from_aggregate(aggregate).to_wire())
 
     def test_what_an_aggregate_does_not_have_yet_is_null(self):
-        aggregate = aggregate_obj.Aggregate(uuid=AGGREGATE_UUID,
-                                            name='my-aggregate')
+        aggregate = _aggregate(uuid=AGGREGATE_UUID, name='my-aggregate')
         self.assertEqual(
             {'id': None, 'uuid': AGGREGATE_UUID, 'name': 'my-aggregate',
              'hosts': None, 'metadata': None},
@@ -116,7 +121,7 @@ class TestAggregatePayload(base.BaseTestCase):
                 'nova_object.data'])
 
     def test_notification_wrapper(self):
-        aggregate = aggregate_obj.Aggregate(uuid=AGGREGATE_UUID, name='a')
+        aggregate = _aggregate(uuid=AGGREGATE_UUID, name='a')
         note = payload.AggregateNotification(aggregate, 'add_host', 'end',
                                              'ctl1')
         self.assertEqual(('INFO', 'aggregate.add_host.end', 'nova-api:ctl1'),
@@ -147,13 +152,13 @@ class TestAggregateWhenSent(databases.DbTestCase):
         return [event for event, _ in self.sent]
 
     def _create(self, name='agg1', zone=None):
-        aggregate = aggregate_obj.Aggregate.create(self.context, name, zone)
+        aggregate = aggregate_obj.create(self.context, name, zone)
         del self.sent[:]
         return aggregate
 
     def test_create_start_comes_before_the_id(self):
-        aggregate = aggregate_obj.Aggregate.create(self.context, 'agg1',
-                                                   'az1')
+        aggregate = aggregate_obj.create(self.context, 'agg1',
+                                         'az1')
         [(start_event, start), (end_event, end)] = self.sent
         self.assertEqual(('create.start', 'create.end'),
                          (start_event, end_event))
@@ -165,23 +170,23 @@ class TestAggregateWhenSent(databases.DbTestCase):
                           'metadata': {'availability_zone': 'az1'}}, end)
 
     def test_create_without_zone_starts_without_metadata(self):
-        aggregate_obj.Aggregate.create(self.context, 'agg1')
+        aggregate_obj.create(self.context, 'agg1')
         self.assertEqual([None, {}], [data['metadata']
                                       for _, data in self.sent])
 
     def test_duplicate_name_starts_and_never_ends(self):
         self._create('agg1')
         self.assertRaises(exception.AggregateNameExists,
-                          aggregate_obj.Aggregate.create, self.context,
+                          aggregate_obj.create, self.context,
                           'agg1')
         self.assertEqual(['create.start'], self._events())
 
     def test_hosts_before_and_after(self):
         aggregate = self._create()
-        aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
-                                            'compute1')
-        aggregate_obj.Aggregate.remove_host_from(self.context, aggregate.id,
-                                                 'compute1')
+        aggregate_obj.add_host_to(self.context, aggregate.id,
+                                  'compute1')
+        aggregate_obj.remove_host_from(self.context, aggregate.id,
+                                       'compute1')
         self.assertEqual(
             [('add_host.start', []), ('add_host.end', ['compute1']),
              ('remove_host.start', ['compute1']), ('remove_host.end', [])],
@@ -190,27 +195,28 @@ class TestAggregateWhenSent(databases.DbTestCase):
     def test_a_zone_conflict_starts_add_host_and_never_ends(self):
         first = self._create('agg1', 'az1')
         other = self._create('agg2', 'az2')
-        aggregate_obj.Aggregate.add_host_to(self.context, first.id,
-                                            'compute1')
+        aggregate_obj.add_host_to(self.context, first.id,
+                                  'compute1')
         del self.sent[:]
         self.assertRaises(exception.CannotAddAggregateHost,
-                          aggregate_obj.Aggregate.add_host_to, self.context,
+                          aggregate_obj.add_host_to, self.context,
                           other.id, 'compute1')
         self.assertEqual(['add_host.start'], self._events())
 
     def test_unknown_host_or_aggregate_sends_nothing(self):
         aggregate = self._create()
         self.assertRaises(exception.ComputeHostNotFound,
-                          aggregate_obj.Aggregate.add_host_to, self.context,
+                          aggregate_obj.add_host_to, self.context,
                           aggregate.id, 'nowhere')
         self.assertRaises(exception.AggregateNotFound,
-                          aggregate_obj.Aggregate.remove_host_from,
+                          aggregate_obj.remove_host_from,
                           self.context, aggregate.id + 1, 'compute1')
         self.assertEqual([], self.sent)
 
     def test_rename_and_zone_are_update_prop_and_update_metadata(self):
         aggregate = self._create('agg1')
-        aggregate.update(name='agg2', availability_zone='az1')
+        aggregate_obj.update(self.context, aggregate, name='agg2',
+                             availability_zone='az1')
         self.assertEqual(
             [('update_prop.start', 'agg2', {}),
              ('update_metadata.start', 'agg2', {}),
@@ -221,13 +227,15 @@ class TestAggregateWhenSent(databases.DbTestCase):
 
     def test_rename_alone_is_update_prop(self):
         aggregate = self._create('agg1')
-        aggregate.update(name='agg2')
+        aggregate_obj.update(self.context, aggregate, name='agg2')
         self.assertEqual(['update_prop.start', 'update_prop.end'],
                          self._events())
 
     def test_set_metadata_shows_it_before_and_after(self):
         aggregate = self._create('agg1', 'az1')
-        aggregate.update_metadata({'ssd': 'true', 'availability_zone': 'az2'})
+        aggregate_obj.set_metadata(
+            self.context, aggregate,
+            {'ssd': 'true', 'availability_zone': 'az2'})
         self.assertEqual(
             [('update_metadata.start', {'availability_zone': 'az1'}),
              ('update_metadata.end', {'availability_zone': 'az2',
@@ -237,34 +245,34 @@ class TestAggregateWhenSent(databases.DbTestCase):
     def test_a_refused_zone_sends_nothing(self):
         aggregate = self._create('agg1', 'az1')
         self.assertRaises(exception.CannotUpdateAggregateMetadata,
-                          aggregate.update_metadata,
-                          {'availability_zone': None})
+                          aggregate_obj.set_metadata, self.context,
+                          aggregate, {'availability_zone': None})
         self.assertRaises(exception.CannotUpdateAggregate,
-                          aggregate.update, name='agg2',
-                          availability_zone='')
+                          aggregate_obj.update, self.context, aggregate,
+                          name='agg2', availability_zone='')
         self.assertEqual([], self.sent)
 
     def test_delete_and_a_refused_delete(self):
         aggregate = self._create()
-        aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
-                                            'compute1')
-        aggregate = aggregate_obj.Aggregate.get_by_id(self.context,
-                                                      aggregate.id)
+        aggregate_obj.add_host_to(self.context, aggregate.id,
+                                  'compute1')
+        aggregate = aggregate_obj.get_by_id(self.context,
+                                            aggregate.id)
         del self.sent[:]
         self.assertRaises(exception.CannotDeleteAggregate,
-                          aggregate.destroy)
-        aggregate_obj.Aggregate.remove_host_from(self.context, aggregate.id,
-                                                 'compute1')
-        aggregate = aggregate_obj.Aggregate.get_by_id(self.context,
-                                                      aggregate.id)
-        aggregate.destroy()
+                          aggregate_obj.destroy, self.context, aggregate)
+        aggregate_obj.remove_host_from(self.context, aggregate.id,
+                                       'compute1')
+        aggregate = aggregate_obj.get_by_id(self.context,
+                                            aggregate.id)
+        aggregate_obj.destroy(self.context, aggregate)
         self.assertEqual(['delete.start', 'remove_host.start',
                           'remove_host.end', 'delete.start', 'delete.end'],
                          self._events())
         self.assertEqual(aggregate.id, self.sent[-1][1]['id'])
 
     def test_an_agent_placing_its_host_in_a_new_zone(self):
-        aggregate_obj.Aggregate.place_hosts_in_zone(
+        aggregate_obj.place_hosts_in_zone(
             self.context, ['compute1', 'compute2'], 'az1')
         self.assertEqual(['create.start', 'create.end', 'add_host.start',
                           'add_host.end', 'add_host.start', 'add_host.end'],
@@ -366,7 +374,7 @@ class TestServiceChanged(base.BaseTestCase):
     def test_aggregate_changes_come_from_nova_api_on_this_host(self):
         self.conf.set_override('host', 'controller1')
         notifications.configure(self.conf)
-        aggregate = aggregate_obj.Aggregate(
+        aggregate = _aggregate(
             id=7, uuid=AGGREGATE_UUID, name='rack-a', hosts=['compute1'],
             metadata={})
         notifications.aggregate_changed(None, aggregate, 'remove_host',
@@ -380,7 +388,7 @@ class TestServiceChanged(base.BaseTestCase):
         notifications.configure(self.useFixture(
             configuration.ConfFixture()).conf)
         notifications.aggregate_changed(
-            None, aggregate_obj.Aggregate(uuid=AGGREGATE_UUID, name='a'),
+            None, _aggregate(uuid=AGGREGATE_UUID, name='a'),
             'create', 'start')
         self.assertEqual([], self.sent)
 

@@ -14,8 +14,6 @@ objects.register_all()
 # VERSION, add a line to its version-history comment, teach
 # obj_make_compatible to serve the previous version, then update the hash.
 OBJECT_HASHES = {
-    'Aggregate': '1.0-a82cfec6f6db60de422f6cbc3e4d62fe',
-    'AggregateList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
     'Service': '1.2-6460b07bc15c1e24de11b8bc980d4ad5',
     'ServiceList': '1.0-15ecf022a68ddbb8c2a6739cfc9f8f5e',
 }

@@ -1,7 +1,7 @@
 """os-aggregates: host aggregates, and the zones they make, as in Nova.
 
 The zone rules (one zone per host, no empty zone name, no zone change
-under a host's instances) are the Aggregate object's; the handlers
+under a host's instances) are those of objects/aggregate.py; the handlers
 validate, authorize, read the id and map what Nova maps differently.
 Every handler of one aggregate goes: body schema, policy, integer id,
 operation.
@@ -19,14 +19,13 @@ from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.policies import aggregates as policies
 
-Aggregate = aggregate_obj.Aggregate
 AZ_KEY = aggregate_obj.AZ_KEY
 
 
 def list_aggregates(req):
     validation.query(req, _query_schema(req.version))
     req.context.can(policies.INDEX)
-    aggregates = aggregate_obj.AggregateList.get_all(req.context)
+    aggregates = aggregate_obj.get_all(req.context)
     return api_request.listing_response(
         'aggregates', aggregates,
         lambda aggregate: views.aggregate(aggregate, req.version))
@@ -37,7 +36,7 @@ def create_aggregate(req):
                                  else schemas.CREATE))
     req.context.can(policies.CREATE)
     fields = body['aggregate']
-    aggregate = Aggregate.create(
+    aggregate = aggregate_obj.create(
         req.context, _stripped(fields['name']),
         availability_zone=_stripped(fields.get(AZ_KEY)))
     return api_request.json_response(
@@ -47,26 +46,27 @@ def create_aggregate(req):
 def show_aggregate(req):
     validation.query(req, _query_schema(req.version))
     req.context.can(policies.SHOW)
-    return _respond(req, Aggregate.get_by_id(req.context,
-                                             _aggregate_id(req)))
+    return _respond(req, aggregate_obj.get_by_id(req.context,
+                                                 _aggregate_id(req)))
 
 
 def update_aggregate(req):
     body = validation.body(req, (schemas.UPDATE_V20 if req.legacy_v2
                                  else schemas.UPDATE))
     req.context.can(policies.UPDATE)
-    aggregate = Aggregate.get_by_id(req.context, _aggregate_id(req))
+    aggregate = aggregate_obj.get_by_id(req.context, _aggregate_id(req))
     changes = body['aggregate']
     zone = ({AZ_KEY: _stripped(changes[AZ_KEY])} if AZ_KEY in changes
             else {})
-    aggregate.update(name=_stripped(changes.get('name')),
-                     conf=req.app.conf, **zone)
-    return _respond(req, aggregate)
+    return _respond(req, aggregate_obj.update(
+        req.context, aggregate, name=_stripped(changes.get('name')),
+        conf=req.app.conf, **zone))
 
 
 def delete_aggregate(req):
     req.context.can(policies.DELETE)
-    Aggregate.get_by_id(req.context, _aggregate_id(req)).destroy()
+    aggregate_obj.destroy(req.context, aggregate_obj.get_by_id(
+        req.context, _aggregate_id(req)))
     return api_request.empty_response(status=200)
 
 
@@ -95,7 +95,7 @@ def cache_images(req):
     if len(set(image_ids)) != len(image_ids):
         raise webob.exc.HTTPBadRequest(
             explanation='Duplicate images in request')
-    Aggregate.get_by_id(req.context, aggregate_id)
+    aggregate_obj.get_by_id(req.context, aggregate_id)
     raise webob.exc.HTTPBadRequest(
         explanation='Image %s could not be found.' % image_ids[0])
 
@@ -112,16 +112,16 @@ ROUTES = {
 # ---------------------------------------------------------------- actions
 
 def _add_host(req, aggregate_id, args):
-    return Aggregate.add_host_to(req.context, aggregate_id, args['host'],
-                                 conf=req.app.conf)
+    return aggregate_obj.add_host_to(req.context, aggregate_id,
+                                     args['host'], conf=req.app.conf)
 
 
 def _remove_host(req, aggregate_id, args):
     """Nothing to remove is one 404 for Nova, whatever is missing."""
     host = args['host']
     try:
-        return Aggregate.remove_host_from(req.context, aggregate_id, host,
-                                          conf=req.app.conf)
+        return aggregate_obj.remove_host_from(req.context, aggregate_id,
+                                              host, conf=req.app.conf)
     except (exception.ComputeHostNotFound, exception.AggregateNotFound,
             exception.AggregateHostNotFound):
         raise webob.exc.HTTPNotFound(
@@ -130,9 +130,9 @@ def _remove_host(req, aggregate_id, args):
 
 
 def _set_metadata(req, aggregate_id, args):
-    aggregate = Aggregate.get_by_id(req.context, aggregate_id)
-    aggregate.update_metadata(args['metadata'], conf=req.app.conf)
-    return aggregate
+    aggregate = aggregate_obj.get_by_id(req.context, aggregate_id)
+    return aggregate_obj.set_metadata(req.context, aggregate,
+                                      args['metadata'], conf=req.app.conf)
 
 
 # action name -> (body schema, policy rule, operation)

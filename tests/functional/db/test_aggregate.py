@@ -5,8 +5,6 @@ from nova_forcedown.objects import aggregate as aggregate_obj
 from tests.fixtures import databases
 from tests.fixtures import db_rows
 
-Aggregate = aggregate_obj.Aggregate
-
 
 class AggregateTestsMixin:
 
@@ -16,44 +14,45 @@ class AggregateTestsMixin:
             db_rows.create_service(self.context, host=host)
 
     def test_host_names_are_compared_exactly(self):
-        aggregate = Aggregate.create(self.context, 'agg1')
-        for add_or_remove in (Aggregate.add_host_to,
-                              Aggregate.remove_host_from):
+        aggregate = aggregate_obj.create(self.context, 'agg1')
+        for add_or_remove in (aggregate_obj.add_host_to,
+                              aggregate_obj.remove_host_from):
             self.assertRaises(exception.ComputeHostNotFound, add_or_remove,
                               self.context, aggregate.id, 'COMPUTE1')
-        Aggregate.add_host_to(self.context, aggregate.id, 'compute1')
+        aggregate_obj.add_host_to(self.context, aggregate.id, 'compute1')
         self.assertRaises(exception.ComputeHostNotFound,
-                          Aggregate.remove_host_from, self.context,
+                          aggregate_obj.remove_host_from, self.context,
                           aggregate.id, 'Compute1')
-        self.assertEqual(['compute1'], Aggregate.get_by_id(
+        self.assertEqual(['compute1'], aggregate_obj.get_by_id(
             self.context, aggregate.id).hosts)
 
     def test_a_zone_conflict_names_each_aggregate_once(self):
-        zoned = Aggregate.create(self.context, 'zoned',
-                                 availability_zone='az1')
-        plain = Aggregate.create(self.context, 'plain')
+        zoned = aggregate_obj.create(self.context, 'zoned',
+                                     availability_zone='az1')
+        plain = aggregate_obj.create(self.context, 'plain')
         for host in ('compute1', 'compute2'):
-            Aggregate.add_host_to(self.context, zoned.id, host)
-            Aggregate.add_host_to(self.context, plain.id, host)
+            aggregate_obj.add_host_to(self.context, zoned.id, host)
+            aggregate_obj.add_host_to(self.context, plain.id, host)
         error = self.assertRaises(
             exception.CannotUpdateAggregateMetadata,
-            Aggregate.get_by_id(self.context, plain.id).update_metadata,
+            aggregate_obj.set_metadata, self.context,
+            aggregate_obj.get_by_id(self.context, plain.id),
             {'availability_zone': 'az2'})
         self.assertIn("availability zone(s) ['az1'].", str(error))
 
     def test_a_host_with_instances_may_leave_one_aggregate_of_its_zone(self):
-        first = Aggregate.create(self.context, 'first',
-                                 availability_zone='az1')
-        second = Aggregate.create(self.context, 'second',
-                                  availability_zone='az1')
+        first = aggregate_obj.create(self.context, 'first',
+                                     availability_zone='az1')
+        second = aggregate_obj.create(self.context, 'second',
+                                      availability_zone='az1')
         for aggregate in (first, second):
-            Aggregate.add_host_to(self.context, aggregate.id, 'compute1')
+            aggregate_obj.add_host_to(self.context, aggregate.id, 'compute1')
         db_rows.create_instance(self.context, 'compute1')
 
-        Aggregate.remove_host_from(self.context, first.id, 'compute1')
+        aggregate_obj.remove_host_from(self.context, first.id, 'compute1')
 
         error = self.assertRaises(exception.CannotRemoveAggregateHost,
-                                  Aggregate.remove_host_from, self.context,
+                                  aggregate_obj.remove_host_from, self.context,
                                   second.id, 'compute1')
         self.assertIn("would change from 'az1' to 'None'", str(error))
 
@@ -63,9 +62,9 @@ class AggregateTestsMixin:
         # oslo.db's MariaDB test URL cannot carry them.
         metadata = {'k' * 254 + '\n': '\u2603' * 255,
                     'availability_zone': 'z' * 255}
-        aggregate = Aggregate.create(self.context, name)
-        aggregate.update_metadata(metadata)
-        loaded = Aggregate.get_by_id(self.context, aggregate.id)
+        aggregate = aggregate_obj.create(self.context, name)
+        aggregate_obj.set_metadata(self.context, aggregate, metadata)
+        loaded = aggregate_obj.get_by_id(self.context, aggregate.id)
         self.assertEqual((name, metadata), (loaded.name, loaded.metadata))
 
 

@@ -54,10 +54,10 @@ class _EvacuationBase:
             db_rows.create_compute_node(
                 self.context, service, host + '.node', memory_mb=memory,
                 vcpus=64, local_gb=1000)
-        aggregate = aggregate_obj.Aggregate.create(
+        aggregate = aggregate_obj.create(
             self.context, 'elsewhere', availability_zone='az2')
-        aggregate_obj.Aggregate.add_host_to(self.context, aggregate.id,
-                                            'dst-elsewhere')
+        aggregate_obj.add_host_to(self.context, aggregate.id,
+                                  'dst-elsewhere')
         for host in ('dst-big', 'dst-small'):
             db_rows.create_instance(self.context, host, name='small',
                                     flavor=dict(SERVER_FLAVOR,

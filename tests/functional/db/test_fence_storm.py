@@ -92,7 +92,7 @@ class ZoneChangesTestsMixin:
         return str(error)
 
     def test_a_healthy_host_leaving_a_zone_is_judged_there(self):
-        message = self._refused(aggregate_obj.remove_host,
+        message = self._refused(aggregate_obj.write_host_remove,
                                 self.az1, 'a3')
         self.assertEqual(_message(
             'Removing host a3 from aggregate %d' % self.az1,
@@ -101,10 +101,10 @@ class ZoneChangesTestsMixin:
             self.context, self.az1).hosts)
 
     def test_a_forced_down_host_leaving_is_judged_where_it_lands(self):
-        aggregate_obj.remove_host(self.context, self.az1, 'a1',
-                                  limit=HALF)
+        aggregate_obj.write_host_remove(self.context, self.az1, 'a1',
+                                        limit=HALF)
         self.assertEqual((2, 4), _shares(self.context)['nova'])
-        message = self._refused(aggregate_obj.remove_host,
+        message = self._refused(aggregate_obj.write_host_remove,
                                 self.az1, 'a2')
         self.assertEqual(_message(
             'Removing host a2 from aggregate %d' % self.az1,
@@ -112,7 +112,7 @@ class ZoneChangesTestsMixin:
 
     def test_a_forced_down_host_joining_a_zone_counts_there(self):
         _force_down(self.context, 'b1')
-        message = self._refused(aggregate_obj.add_host,
+        message = self._refused(aggregate_obj.write_host_add,
                                 self.az2, 'n1')
         self.assertEqual(_message(
             'Adding host n1 to aggregate %d' % self.az2,
@@ -121,48 +121,48 @@ class ZoneChangesTestsMixin:
             self.context, self.az2).hosts)
 
     def test_a_zone_over_the_limit_may_be_brought_back(self):
-        aggregate_obj.add_host(self.context, self.az3, 'n2',
-                               limit=HALF)
+        aggregate_obj.write_host_add(self.context, self.az3, 'n2',
+                                     limit=HALF)
         self.assertEqual((2, 3), _shares(self.context)['az3'])
         # Forcing down a host forced down already leaves the share as is.
         self.assertTrue(_force_down(self.context, 'c1').forced_down)
-        message = self._refused(aggregate_obj.remove_host,
+        message = self._refused(aggregate_obj.write_host_remove,
                                 self.az3, 'n2')
         self.assertIn('2 of 2 compute hosts of zone az3', message)
 
     def test_an_aggregate_without_zone_changes_no_zone(self):
-        aggregate_obj.add_host(self.context, self.gpu, 'n1',
-                               limit=HALF)
-        aggregate_obj.add_host(self.context, self.gpu, 'a3',
-                               limit=HALF)
-        aggregate_obj.remove_host(self.context, self.gpu, 'a3',
-                                  limit=HALF)
+        aggregate_obj.write_host_add(self.context, self.gpu, 'n1',
+                                     limit=HALF)
+        aggregate_obj.write_host_add(self.context, self.gpu, 'a3',
+                                     limit=HALF)
+        aggregate_obj.write_host_remove(self.context, self.gpu, 'a3',
+                                        limit=HALF)
         self.assertEqual(['n1'], db_aggregates.aggregate_get(
             self.context, self.gpu).hosts)
 
     def test_setting_a_zone_on_an_aggregate_is_judged(self):
-        aggregate_obj.add_host(self.context, self.gpu, 'n1')
+        aggregate_obj.write_host_add(self.context, self.gpu, 'n1')
         expected = _message('Setting availability zone az5 on aggregate %d'
                             % self.gpu, '1 of 1 compute hosts of zone az5')
         self.assertEqual(expected, self._refused(
-            aggregate_obj.update_metadata, self.gpu,
+            aggregate_obj.write_metadata, self.gpu,
             {AZ_KEY: 'az5', 'ssd': 'true'}))
         self.assertEqual(expected, self._refused(
-            aggregate_obj.update, self.gpu, name='gpu-5',
+            aggregate_obj.write_update, self.gpu, name='gpu-5',
             metadata={AZ_KEY: 'az5'}))
         aggregate = db_aggregates.aggregate_get(self.context, self.gpu)
         self.assertEqual(('gpu', {}), (aggregate.name, aggregate.metadata))
-        aggregate_obj.add_host(self.context, self.gpu, 'n2')
-        aggregate_obj.update(self.context, self.gpu,
-                             metadata={AZ_KEY: 'az5'}, limit=HALF)
+        aggregate_obj.write_host_add(self.context, self.gpu, 'n2')
+        aggregate_obj.write_update(self.context, self.gpu,
+                                   metadata={AZ_KEY: 'az5'}, limit=HALF)
         self.assertEqual((1, 2), _shares(self.context)['az5'])
 
     def test_changing_a_zone_moves_its_hosts_and_is_judged(self):
         # az3's two forced-down hosts would join az2's two healthy ones.
-        aggregate_obj.update(self.context, self.az3,
-                             metadata={AZ_KEY: 'az2'}, limit=HALF)
+        aggregate_obj.write_update(self.context, self.az3,
+                                   metadata={AZ_KEY: 'az2'}, limit=HALF)
         self.assertEqual((2, 4), _shares(self.context)['az2'])
-        message = self._refused(aggregate_obj.update_metadata,
+        message = self._refused(aggregate_obj.write_metadata,
                                 self.az3, {AZ_KEY: 'az1'})
         self.assertEqual(_message(
             'Setting availability zone az1 on aggregate %d' % self.az3,
@@ -170,7 +170,7 @@ class ZoneChangesTestsMixin:
 
     def test_removing_a_zone_is_judged_in_the_default_zone(self):
         # Nova's API refuses it; the guard judges it all the same.
-        message = self._refused(aggregate_obj.update_metadata,
+        message = self._refused(aggregate_obj.write_metadata,
                                 self.az3, {AZ_KEY: None})
         self.assertEqual(_message(
             'Removing availability zone az3 from aggregate %d' % self.az3,
@@ -195,7 +195,7 @@ class ZoneChangesTestsMixin:
 
     def test_a_host_in_two_zones_counts_in_each(self):
         # As a row written by hand, or before the one-zone rule.
-        aggregate_obj.add_host(self.context, self.az1, 'b1')
+        aggregate_obj.write_host_add(self.context, self.az1, 'b1')
         error = self.assertRaises(exception.ForcedDownLimitExceeded,
                                   _force_down, self.context, 'b1')
         self.assertIn('3 of 5 compute hosts of zone az1 forced', str(error))
@@ -209,11 +209,11 @@ class ZoneChangesTestsMixin:
 
     def test_without_the_guard_no_change_reads_the_services(self):
         changes = [
-            (aggregate_obj.add_host, self.az2, 'n1'),
-            (aggregate_obj.remove_host, self.az1, 'a3'),
-            (aggregate_obj.update_metadata, self.az3,
+            (aggregate_obj.write_host_add, self.az2, 'n1'),
+            (aggregate_obj.write_host_remove, self.az1, 'a3'),
+            (aggregate_obj.write_metadata, self.az3,
              {AZ_KEY: 'az9'}),
-            (aggregate_obj.update, self.az2, 'rack-two',
+            (aggregate_obj.write_update, self.az2, 'rack-two',
              {AZ_KEY: 'az8'}),
         ]
         with sql_statements.recorded_statements(self.engine) as statements:
@@ -224,9 +224,9 @@ class ZoneChangesTestsMixin:
 
     def test_with_it_a_change_of_no_zone_reads_no_service(self):
         with sql_statements.recorded_statements(self.engine) as statements:
-            aggregate_obj.add_host(self.context, self.gpu, 'a1',
-                                   limit=HALF)
-            aggregate_obj.update_metadata(
+            aggregate_obj.write_host_add(self.context, self.gpu, 'a1',
+                                         limit=HALF)
+            aggregate_obj.write_metadata(
                 self.context, self.az1, {'ssd': 'true'}, limit=HALF)
         self.assertEqual([], [statement for statement in statements
                               if 'FROM services' in statement])
@@ -271,9 +271,9 @@ class ConcurrentZoneChangesTestsMixin:
         changes = (
             [lambda c, h=host: _force_down(c, h) for host in
              ('a0', 'a1', 'a2')] +
-            [lambda c, h=host: aggregate_obj.add_host(
+            [lambda c, h=host: aggregate_obj.write_host_add(
                 c, rack, h, limit=HALF) for host in ('n0', 'n1', 'n2')] +
-            [lambda c: aggregate_obj.remove_host(
+            [lambda c: aggregate_obj.write_host_remove(
                 c, rack, 'a6', limit=HALF),
              lambda c: service_obj.destroy_service(c, doomed, HALF)])
         start = threading.Barrier(len(changes))
@@ -323,7 +323,7 @@ class ConcurrentZoneChangesTestsMixin:
         moved, forced = [], []
         start = threading.Barrier(1)
         move = threading.Thread(target=self._try, args=(
-            moved, start, lambda c: aggregate_obj.add_host(
+            moved, start, lambda c: aggregate_obj.write_host_add(
                 c, rack, 'n0', limit=HALF)))
         mover.append(move)
         move.start()

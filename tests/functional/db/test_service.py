@@ -441,21 +441,21 @@ class ServiceDestroyTestsMixin:
 
     def test_the_host_leaves_its_aggregates(self):
         make_service(self.context, host='compute2')
-        aggregates = {name: aggregate_obj.Aggregate.create(
+        aggregates = {name: aggregate_obj.create(
             self.context, name, availability_zone=zone).id
             for name, zone in (('kept', None), ('rack', None),
                                ('zone', 'az1'))}
-        aggregate_obj.Aggregate.add_host_to(self.context, aggregates['kept'],
-                                            'compute2')
+        aggregate_obj.add_host_to(self.context, aggregates['kept'],
+                                  'compute2')
         for name in ('rack', 'zone'):
-            aggregate_obj.Aggregate.add_host_to(
+            aggregate_obj.add_host_to(
                 self.context, aggregates[name], 'compute1')
 
         self.service.destroy()
 
-        self.assertEqual([], list(aggregate_obj.AggregateList.get_by_host(
+        self.assertEqual([], list(aggregate_obj.get_by_host(
             self.context, 'compute1')))
-        self.assertEqual(['compute2'], aggregate_obj.Aggregate.get_by_id(
+        self.assertEqual(['compute2'], aggregate_obj.get_by_id(
             self.context, aggregates['kept']).hosts)
 
     def test_deleted_instances_do_not_block_the_delete(self):

@@ -19,9 +19,6 @@ from tests.fixtures import configuration
 from tests.fixtures import databases
 from tests.fixtures import db_rows
 
-Aggregate = aggregate_obj.Aggregate
-AggregateList = aggregate_obj.AggregateList
-
 
 class ZonesMixin:
 
@@ -33,29 +30,29 @@ class ZonesMixin:
                                binary='nova-scheduler')
 
     def _zone_aggregate(self, name, zone, *hosts):
-        aggregate = Aggregate.create(self.context, name,
-                                     availability_zone=zone)
+        aggregate = aggregate_obj.create(self.context, name,
+                                         availability_zone=zone)
         for host in hosts:
-            aggregate = Aggregate.add_host_to(self.context, aggregate.id,
-                                              host)
+            aggregate = aggregate_obj.add_host_to(self.context, aggregate.id,
+                                                  host)
         return aggregate
 
     def test_a_host_is_in_the_zone_of_its_aggregates(self):
         self._zone_aggregate('rack1', 'az1', 'compute1')
-        Aggregate.add_host_to(self.context, Aggregate.create(
+        aggregate_obj.add_host_to(self.context, aggregate_obj.create(
             self.context, 'gpus').id, 'compute2')
         self.assertEqual({'compute1': 'az1'},
-                         AggregateList.zones_by_host(self.context))
+                         aggregate_obj.zones_by_host(self.context))
 
     def test_a_host_in_two_zones_is_refused_and_not_added(self):
         self._zone_aggregate('rack1', 'az1', 'compute1')
         other = self._zone_aggregate('rack2', 'az2')
         error = self.assertRaises(exception.CannotAddAggregateHost,
-                                  Aggregate.add_host_to, self.context,
+                                  aggregate_obj.add_host_to, self.context,
                                   other.id, 'compute1')
         self.assertIn("already in availability zone(s) ['az1']", str(error))
-        self.assertEqual([], Aggregate.get_by_id(self.context,
-                                                 other.id).hosts)
+        self.assertEqual([], aggregate_obj.get_by_id(self.context,
+                                                     other.id).hosts)
 
     def test_a_host_put_in_two_zones_by_hand_shows_both(self):
         # As an aggregate made before the rule, or a row written by hand:
@@ -67,34 +64,36 @@ class ZonesMixin:
                 host='compute1', aggregate_id=other.id))
         self.assertEqual(
             {'compute1': 'az1,az2', 'compute2': 'az1', 'compute3': 'az2'},
-            AggregateList.zones_by_host(self.context))
+            aggregate_obj.zones_by_host(self.context))
 
     def test_a_zone_does_not_change_under_instances(self):
         instance_obj.create(self.context, host='compute1', node='compute1')
         aggregate = self._zone_aggregate('rack1', 'az1', 'compute2')
-        aggregate = Aggregate.add_host_to(self.context, aggregate.id,
-                                          'compute3')
+        aggregate = aggregate_obj.add_host_to(self.context, aggregate.id,
+                                              'compute3')
         self.assertRaises(exception.CannotAddAggregateHost,
-                          Aggregate.add_host_to, self.context, aggregate.id,
-                          'compute1')
-        rename = Aggregate.get_by_id(self.context, aggregate.id)
-        rename.update(name='rack-one', availability_zone='az1')
+                          aggregate_obj.add_host_to, self.context,
+                          aggregate.id, 'compute1')
+        rename = aggregate_obj.update(
+            self.context, aggregate_obj.get_by_id(self.context, aggregate.id),
+            name='rack-one', availability_zone='az1')
         self.assertEqual('rack-one', rename.name)
 
     def test_an_empty_zone_name_is_refused_and_nothing_written(self):
         aggregate = self._zone_aggregate('rack1', 'az1', 'compute1')
-        self.assertRaises(exception.CannotUpdateAggregate, aggregate.update,
+        self.assertRaises(exception.CannotUpdateAggregate,
+                          aggregate_obj.update, self.context, aggregate,
                           name='renamed', availability_zone='')
         self.assertEqual(('rack1', 'az1'), (
-            Aggregate.get_by_id(self.context, aggregate.id).name,
-            Aggregate.get_by_id(self.context,
-                                aggregate.id).availability_zone))
+            aggregate_obj.get_by_id(self.context, aggregate.id).name,
+            aggregate_obj.get_by_id(self.context,
+                                    aggregate.id).availability_zone))
 
     def test_agent_placement_makes_the_zone_once(self):
         for _ in range(2):
-            Aggregate.place_hosts_in_zone(self.context,
-                                          ['compute1', 'compute2'], 'az1')
-        aggregates = AggregateList.get_all(self.context)
+            aggregate_obj.place_hosts_in_zone(self.context,
+                                              ['compute1', 'compute2'], 'az1')
+        aggregates = aggregate_obj.get_all(self.context)
         self.assertEqual([('az1', ['compute1', 'compute2'], 'az1')],
                          [(aggregate.name, aggregate.hosts,
                            aggregate.availability_zone)
@@ -145,7 +144,7 @@ class ConcurrentZonesMixin:
 
         def agent(host):
             try:
-                Aggregate.place_hosts_in_zone(
+                aggregate_obj.place_hosts_in_zone(
                     nova_context.get_admin_context(), [host], 'az1')
             except Exception as error:  # reported below
                 failures.append(error)
@@ -161,7 +160,7 @@ class ConcurrentZonesMixin:
         self.assertEqual([('az1', ['compute1', 'compute2'], 'az1')],
                          [(aggregate.name, sorted(aggregate.hosts),
                            aggregate.availability_zone)
-                          for aggregate in AggregateList.get_all(
+                          for aggregate in aggregate_obj.get_all(
                               self.context)])
 
 
