@@ -1,11 +1,11 @@
 """Compute nodes: the hypervisors nova-compute services manage.
 
 Two records, each for one purpose, neither versioned (no node travels
-between processes). A node as stored (``NodeRow``, its JSON columns
-decoded) is what the agent registers and updates, writing only what
-changed. :class:`ComputeNodeRecord`, with the node's service, is what the
-API's views render, whether of one node or ten thousand: all of them come
-from one join of nodes and services
+between processes). A node as stored (``db.compute_nodes.NodeRow``, its
+JSON columns decoded) is what the agent registers and updates, writing
+only what changed. :class:`ComputeNodeRecord`, with the node's service,
+is what the API's views render, whether of one node or ten thousand: all
+of them come from one join of nodes and services
 (``db.compute_nodes.compute_node_list_rows`` and ``compute_node_get_row``).
 """
 
@@ -19,13 +19,13 @@ from nova_forcedown.db import models
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 
-# What an agent registers and updates: the node's row as stored, its
-# JSON columns decoded (``stats`` a dict, ``supported_instances`` a list).
-NodeRow = db_nodes.NodeRow
 
+def _stored(row):
+    """A ``db.compute_nodes.NodeRow`` with its JSON columns decoded.
 
-def stored(row):
-    """The NodeRow ``row`` with its JSON columns decoded."""
+    What an agent registers and updates: ``stats`` a dict,
+    ``supported_instances`` a list.
+    """
     return row._replace(
         stats=jsonutils.loads(row.stats) if row.stats else {},
         supported_instances=(None if row.supported_instances is None
@@ -46,7 +46,7 @@ def _db_values(values):
 def create(context, **values):
     """Record a new node of ``values``; its row as stored, decoded."""
     values.setdefault('uuid', uuidutils.generate_uuid())
-    return stored(db_nodes.compute_node_create(context, _db_values(values)))
+    return _stored(db_nodes.compute_node_create(context, _db_values(values)))
 
 
 def save_changed(context, node, values):
@@ -66,7 +66,7 @@ def save_changed(context, node, values):
 
 def get_all_by_host(context, host):
     """The live nodes of ``host``, as stored, decoded; in id order."""
-    return [stored(row)
+    return [_stored(row)
             for row in db_nodes.compute_node_get_all_by_host(context, host)]
 
 

@@ -1,7 +1,7 @@
 """Flavors: the size of an instance (RAM, vCPUs, disks) and its extra specs.
 
-A flavor is read as a record (``FlavorRow``, a named tuple); nothing here
-is versioned, as no flavor travels between processes.
+A flavor is read as a record (``db.flavors.FlavorRow``, a named tuple);
+nothing here is versioned, as no flavor travels between processes.
 
 Who sees a flavor is decided in the query (:mod:`nova_forcedown.db.flavors`):
 an admin sees all of them, anyone else the public ones and the private ones
@@ -26,9 +26,6 @@ CLASSIC = (
     ('4', 'm1.large', 8192, 4, 80),
     ('5', 'm1.xlarge', 16384, 8, 160),
 )
-
-
-FlavorRow = db_flavors.FlavorRow
 
 
 def get_by_flavor_id(context, flavorid):
