@@ -1,5 +1,6 @@
 """Query functions for compute nodes: their listing joined with their
-service, one node, its statistics, create and update.
+service, one node, its statistics, create and update, and what a
+placement reads (compute services with their nodes and usage) and claims.
 
 Rows are read with SQLAlchemy Core: no ORM object per node.
 """
@@ -187,17 +188,10 @@ NO_SERVERS = '[]'
 NodeCapacity = collections.namedtuple('NodeCapacity', (
     'id', 'host', 'hypervisor_hostname', 'vcpus', 'memory_mb', 'local_gb'))
 
-
-@engine.reader
-def node_capacities(context, hosts):
-    """The live compute nodes of ``hosts``, with their capacity."""
-    if not hosts:
-        return []
-    return [NodeCapacity._make(row) for row in context.connection.execute(
-        sa.select(*(_NODES.c[name] for name in NodeCapacity._fields))
-        .where(_NODES.c.host.in_(list(hosts)), _NODES.c.deleted == 0,
-               _runs_servers())
-        .order_by(_NODES.c.id))]
+# A node's capacity and ``usage``: (vcpus, memory_mb, disk_gb) the live
+# servers of its host take.
+NodeWithUsage = collections.namedtuple('NodeWithUsage',
+                                       NodeCapacity._fields + ('usage',))
 
 
 def _runs_servers():
@@ -206,47 +200,79 @@ def _runs_servers():
                   _NODES.c.supported_instances != NO_SERVERS)
 
 
-# A node's capacity and ``usage``: (vcpus, memory_mb, disk_gb) the live
-# servers of its host take.
-NodeWithUsage = collections.namedtuple('NodeWithUsage',
-                                       NodeCapacity._fields + ('usage',))
+def _usage_by_host(hosts):
+    """(host, vcpus, memory, disk) the live servers of each host take.
 
-
-def _nodes_with_usage_query():
-    """The live nodes of the hosts ``:hosts``, with their hosts' usage."""
-    hosts = sa.bindparam('hosts', expanding=True)
+    Of the hosts bound to ``hosts`` (an expanding parameter), or of every
+    host when it is None.
+    """
     disk = (sa.func.coalesce(_INSTANCES.c.root_gb, 0) +
             sa.func.coalesce(_INSTANCES.c.ephemeral_gb, 0))
-    usage = (sa.select(_INSTANCES.c.host,
+    query = (sa.select(_INSTANCES.c.host,
                        sa.func.sum(_INSTANCES.c.vcpus).label('vcpus'),
                        sa.func.sum(_INSTANCES.c.memory_mb).label('memory'),
                        sa.func.sum(disk).label('disk'))
-             .where(_INSTANCES.c.host.in_(hosts), _INSTANCES.c.deleted == 0)
-             .group_by(_INSTANCES.c.host).subquery())
-    return (sa.select(*(_NODES.c[name] for name in NodeCapacity._fields),
-                      *(sa.func.coalesce(usage.c[name], 0)
-                        for name in ('vcpus', 'memory', 'disk')))
-            .select_from(_NODES.outerjoin(usage,
-                                          usage.c.host == _NODES.c.host))
-            .where(_NODES.c.host.in_(hosts), _NODES.c.deleted == 0,
-                   _runs_servers())
-            .order_by(_NODES.c.id))
+             .where(_INSTANCES.c.deleted == 0))
+    if hosts is not None:
+        query = query.where(_INSTANCES.c.host.in_(hosts))
+    return query.group_by(_INSTANCES.c.host).subquery()
 
 
-# Built once: an evacuation runs it, and building costs more than running.
-_NODES_WITH_USAGE = _nodes_with_usage_query()
+def _compute_hosts_query(by_hosts):
+    """Live compute services, each with its host's nodes and their usage.
+
+    A service comes once per live node of its host that may run servers,
+    or once with NULL node columns when it has none; in service id, then
+    node id, order. ``by_hosts``: only the services of the hosts bound to
+    ``hosts``.
+    """
+    hosts = sa.bindparam('hosts', expanding=True) if by_hosts else None
+    usage = _usage_by_host(hosts)
+    joined = _SERVICES.outerjoin(_NODES, sa.and_(
+        _NODES.c.host == _SERVICES.c.host, _NODES.c.deleted == 0,
+        _runs_servers())).outerjoin(usage, usage.c.host == _SERVICES.c.host)
+    query = (sa.select(
+        _SERVICES,
+        *(_NODES.c[name].label('node_' + name)
+          for name in NodeCapacity._fields),
+        *(sa.func.coalesce(usage.c[name], 0)
+          for name in ('vcpus', 'memory', 'disk')))
+        .select_from(joined).where(_is_live_compute(_SERVICES)))
+    if by_hosts:
+        query = query.where(_SERVICES.c.host.in_(hosts))
+    return query.order_by(_SERVICES.c.id, _NODES.c.id)
+
+
+# Built once each: every evacuation runs one, and building costs more than
+# running.
+_COMPUTE_HOSTS = {by_hosts: _compute_hosts_query(by_hosts)
+                  for by_hosts in (False, True)}
 
 
 @engine.reader
-def nodes_with_usage(context, hosts):
-    """The live compute nodes of ``hosts`` as NodeWithUsage, one query."""
-    if not hosts:
+def compute_hosts_with_usage(context, hosts=None):
+    """The compute services of ``hosts`` with their nodes, one query.
+
+    [(ServiceRow, NodeWithUsage or None)], as :func:`_compute_hosts_query`
+    orders them; of every host when ``hosts`` is None.
+    """
+    if hosts is not None and not hosts:
         return []
-    capacity = len(NodeCapacity._fields)
-    return [NodeWithUsage(*row[:capacity],
-                          tuple(int(value) for value in row[capacity:]))
-            for row in context.connection.execute(
-                _NODES_WITH_USAGE, {'hosts': sorted(set(hosts))})]
+    params = {} if hosts is None else {'hosts': sorted(set(hosts))}
+    rows = context.connection.execute(_COMPUTE_HOSTS[hosts is not None],
+                                      params)
+    service_width = len(SERVICE_COLUMNS)
+    node_width = len(NodeCapacity._fields)
+    return [(services.ServiceRow._make(row[:service_width]),
+             _node_with_usage(row[service_width:], node_width))
+            for row in rows]
+
+
+def _node_with_usage(values, width):
+    if values[0] is None:
+        return None
+    return NodeWithUsage(*values[:width],
+                         tuple(int(value) for value in values[width:]))
 
 
 # Built once, as every evacuation runs them.

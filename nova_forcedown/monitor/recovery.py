@@ -158,12 +158,12 @@ def _plan(context, conf, servicegroup, server, host):
     if host is None:
         return host_selection.evacuation_plan(context, conf, servicegroup,
                                               server)
-    if host == server.host or not servicegroup.up_of(
-            service_obj.ServiceList.get_records(
-                context, host=host, binary=service_obj.COMPUTE_BINARY,
-                include_api=False)):
+    if host == server.host:
         return None
-    if not compute_node_obj.room_for(context, server, [host]):
+    found = compute_node_obj.compute_hosts(context, [host])
+    if not servicegroup.up_of(found.services) or not any(
+            compute_node_obj.fits(node.capacity, node.used, server)
+            for node in found.nodes.get(host, ())):
         return None
     return host_selection.evacuation_plan(context, conf, servicegroup,
                                           server, host, force=True)

@@ -195,20 +195,25 @@ def fits(capacity, used, server):
                zip(used, need_of(server), limits))
 
 
-def room_for(context, server, hosts):
-    """[NodeUsage] of the live nodes of ``hosts`` that ``server`` fits in.
+# The compute services of some hosts and, by host, the NodeUsage of
+# their nodes that may run servers (in node id order).
+ComputeHosts = collections.namedtuple('ComputeHosts', ('services', 'nodes'))
 
-    One query, whatever the number of hosts.
+
+def compute_hosts(context, hosts=None):
+    """The :class:`ComputeHosts` of ``hosts`` (of every host when None).
+
+    One query: what a placement reads before its transaction, whether a
+    service is up and what its nodes hold beside their capacity.
     """
-    nodes = (NodeUsage(capacity_of(node), node.usage)
-             for node in db_nodes.nodes_with_usage(context, hosts))
-    return [node for node in nodes if fits(node.capacity, node.used, server)]
-
-
-def capacities_of_hosts(context, hosts):
-    """[Capacity] of the live nodes of ``hosts``."""
-    return [capacity_of(node)
-            for node in db_nodes.node_capacities(context, hosts)]
+    services = {}
+    nodes = collections.defaultdict(list)
+    for service, node in db_nodes.compute_hosts_with_usage(context, hosts):
+        services.setdefault(service.id, service)
+        if node is not None:
+            nodes[service.host].append(
+                NodeUsage(capacity_of(node), node.usage))
+    return ComputeHosts(list(services.values()), dict(nodes))
 
 
 def claim(context, capacity, server):

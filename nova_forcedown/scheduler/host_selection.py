@@ -18,7 +18,6 @@ import collections
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
 from nova_forcedown.objects import compute_node as compute_node_obj
-from nova_forcedown.objects import service as service_obj
 
 # What an evacuation needs to know before its transaction: whether the
 # server's host is up (an evacuation is then refused), and the
@@ -34,26 +33,22 @@ def evacuation_plan(context, conf, servicegroup, server, host=None,
     that host's node alone, unfiltered; its capacity is still claimed.
     ``servicegroup``: the servicegroup API that says which services are
     up. A ``host`` that runs no compute service is
-    ComputeHostNotFoundForEvacuation.
+    ComputeHostNotFoundForEvacuation. The services and nodes are read in
+    one query (:func:`.compute_node.compute_hosts`).
     """
-    services = _services(context, conf, server, host)
-    if host is not None and not _of_host(services, host):
+    hosts = hosts_to_consider(context, conf, server, host)
+    found = compute_node_obj.compute_hosts(
+        context, None if hosts is None else hosts + [server.host])
+    if host is not None and not _of_host(found.services, host):
         raise exception.ComputeHostNotFoundForEvacuation(host=host)
-    up = servicegroup.up_of(services)
+    up = servicegroup.up_of(found.services)
     source_up = bool(_of_host(up, server.host))
     if host is not None and force:
-        choices = compute_node_obj.capacities_of_hosts(context, [host])[:1]
+        choices = [node.capacity for node in found.nodes.get(host, ())][:1]
     else:
-        choices = candidates(context, conf, server, up, host=host)
+        choices = candidates(context, conf, server, up, found.nodes,
+                             host=host)
     return Plan(source_up, choices)
-
-
-def _services(context, conf, server, host):
-    """The compute services of the server's host and of its candidates."""
-    hosts = hosts_to_consider(context, conf, server, host)
-    return service_obj.ServiceList.get_records(
-        context, binary=service_obj.COMPUTE_BINARY,
-        hosts=None if hosts is None else hosts + [server.host])
 
 
 def _of_host(services, host):
@@ -75,12 +70,13 @@ def hosts_to_consider(context, conf, server, host=None):
     return None
 
 
-def candidates(context, conf, server, up, host=None):
-    """The Capacities of the hosts of ``up`` that may take ``server``.
+def candidates(context, conf, server, up, nodes, host=None):
+    """The Capacities of the nodes of ``up``'s hosts that may take ``server``.
 
     Most free memory first. ``up``: the compute services of
     :func:`hosts_to_consider` that are up (others may be among them);
-    ``host``, when given, is the only one considered.
+    ``nodes``: their hosts' NodeUsage, by host; ``host``, when given, is
+    the only one considered.
     """
     zone = server.availability_zone
     usable = [service for service in up
@@ -93,9 +89,11 @@ def candidates(context, conf, server, up, host=None):
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
                   if zones.of(service.host) == zone]
-    found = compute_node_obj.room_for(
-        context, server, [service.host for service in usable])
-    found.sort(key=lambda node: node.used[1] - node.capacity.memory_mb)
+    found = [node for service in usable
+             for node in nodes.get(service.host, ())
+             if compute_node_obj.fits(node.capacity, node.used, server)]
+    found.sort(key=lambda node: (node.used[1] - node.capacity.memory_mb,
+                                 node.capacity.node_id))
     return [node.capacity for node in found]
 
 
