@@ -1,6 +1,6 @@
 """Where a host is, in SQL: the hosts of the aggregates that have a zone.
 
-The rule, stated in Python by :class:`nova_forcedown.objects.aggregate.
+The rule, stated in Python by :class:`nova_forcedown.objects.host_zones.
 HostZones`: a host is in the zone of each of its aggregates whose metadata
 has an ``availability_zone``, and in the default zone when it is in none.
 Every statement that places hosts in zones (the zone listings, the

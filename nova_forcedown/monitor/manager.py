@@ -26,7 +26,7 @@ from nova_forcedown.monitor import detection
 from nova_forcedown.monitor.drivers import base as drivers
 from nova_forcedown.monitor import fencing
 from nova_forcedown.monitor import recovery
-from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown import periodic
 
@@ -120,7 +120,7 @@ class Monitor(periodic.Ticker):
         suspected = detection.suspects(services,
                                        self._servicegroup.liveness())
         self._forget(set(suspected))
-        zones = aggregate_obj.HostZones.load(self._context, self._conf)
+        zones = host_zones.HostZones.load(self._context, self._conf)
         refused = detection.refused_zones(services, suspected, zones.of,
                                           self.limit)
         held = {host for refusal in refused for host in refusal.suspects}

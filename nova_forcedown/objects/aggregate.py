@@ -32,6 +32,7 @@ from nova_forcedown.db import zones as db_zones
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown.objects import fence_storm
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import instance as instance_obj
 
 AZ_KEY = db_aggregates.AZ_KEY
@@ -137,7 +138,7 @@ def add_host_to(context, aggregate_id, host, conf=None):
         memberships = db_aggregates.zone_memberships(context, [host])
         _check_one_zone(aggregate, memberships, zone, fail)
         _check_instances_keep_zone(
-            context, host, 'added to', old=_zone_of(memberships),
+            context, host, 'added to', old=host_zones.zone_of(memberships),
             new=zone, fail=fail, aggregate_id=aggregate_id)
     aggregate = write_host_add(context, aggregate_id, host,
                                limit=fence_storm.FencingLimit.from_conf(conf))
@@ -164,8 +165,8 @@ def remove_host_from(context, aggregate_id, host, conf=None):
         remaining = [membership for membership in memberships
                      if membership.aggregate_id != aggregate_id]
         _check_instances_keep_zone(
-            context, host, 'removed from', old=_zone_of(memberships),
-            new=_zone_of(remaining),
+            context, host, 'removed from', old=host_zones.zone_of(memberships),
+            new=host_zones.zone_of(remaining),
             fail=exception.CannotRemoveAggregateHost,
             aggregate_id=aggregate_id)
     aggregate = write_host_remove(
@@ -383,41 +384,6 @@ def _require_compute(context, host):
         raise exception.ComputeHostNotFound(host=host)
 
 
-def _zone_text(zones):
-    """The zone of a host in aggregates of ``zones``; None in none."""
-    return ','.join(sorted(zones)) or None
-
-
-def _zones_by_host(memberships):
-    """{host: its zone text} of zone_memberships rows, read once.
-
-    A host in one zone, as nearly every host is, costs one dict entry
-    whose value is its zone's name, shared by every host of that zone:
-    no set per host, no list of the rows (at 100,000 hosts these held
-    about 30 MB while a services listing was rendered).
-    """
-    names = {}
-    zones = {}
-    several = {}
-    for host, _, zone in memberships:
-        zone = names.setdefault(zone, zone)
-        known = zones.setdefault(host, zone)
-        if known != zone:
-            several.setdefault(host, {known}).add(zone)
-    for host, names_of_host in several.items():
-        zones[host] = _zone_text(names_of_host)
-    if '' in names:
-        for host, text in zones.items():
-            if text == '':
-                zones[host] = None
-    return zones
-
-
-def _zone_of(memberships):
-    """The zone text of a host in ``memberships`` (zone_memberships rows)."""
-    return _zone_text({membership.zone for membership in memberships})
-
-
 def _check_instances_keep_zone(context, host, action, old, new, fail,
                                aggregate_id):
     """``fail`` when the zone of ``host`` would change under instances."""
@@ -428,41 +394,3 @@ def _check_instances_keep_zone(context, host, action, old, new, fail,
         raise fail(aggregate_id=aggregate_id, reason=(
             _INSTANCES_WOULD_CHANGE_ZONE % {'action': action, 'old': old,
                                             'new': new, 'count': count}))
-
-
-def zones_by_host(context, hosts=None, zone=None):
-    """{host: its zone text} for hosts in a zone, in one statement.
-
-    Of every host, of ``hosts``, or of the hosts in ``zone``. A host in
-    aggregates of several zones (made before the rules, or by hand) shows
-    them joined by commas, as Nova shows it.
-    """
-    return db_aggregates.zone_memberships(context, hosts, zone,
-                                          consume=_zones_by_host)
-
-
-def hosts_in_zone(context, zone):
-    """The hosts whose zone is ``zone`` (not also another), sorted."""
-    return sorted(host for host, text in
-                  zones_by_host(context, zone=zone).items() if text == zone)
-
-
-class HostZones:
-    """The zone of each compute host: the one rule of where a host is.
-
-    A host is in the zone of its aggregates (several, joined by commas, if
-    it was put in more than one), else in ``default_availability_zone``.
-    """
-
-    def __init__(self, zones_by_host, default_zone):
-        self._zones_by_host = zones_by_host
-        self.default_zone = default_zone
-
-    @classmethod
-    def load(cls, context, conf, hosts=None):
-        """The zones of every host (one statement), or only of ``hosts``."""
-        return cls(zones_by_host(context, hosts),
-                   conf.default_availability_zone)
-
-    def of(self, host):
-        return self._zones_by_host.get(host) or self.default_zone

@@ -14,7 +14,7 @@ from nova_forcedown.db import service_history as db_history
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
 from nova_forcedown import notifications
-from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import base
 from nova_forcedown.objects import fence_storm
 from nova_forcedown.objects import host_operations
@@ -192,7 +192,7 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
         """
         if notifications.enabled():
             self.availability_zone = (
-                aggregate_obj.zones_by_host(
+                host_zones.zones_by_host(
                     self._context, [self.host]).get(self.host)
                 if self.is_compute else None)
             self.obj_reset_changes([ZONE_FIELD])

@@ -16,7 +16,7 @@ the node's row locked, so two evacuations never overcommit a host.
 import collections
 
 from nova_forcedown import exception
-from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import compute_node as compute_node_obj
 
 # What an evacuation needs to know before its transaction: whether the
@@ -65,7 +65,7 @@ def hosts_to_consider(context, conf, server, host=None):
     if host is not None:
         return [host]
     if _in_named_zone(conf, server.availability_zone):
-        return aggregate_obj.hosts_in_zone(
+        return host_zones.hosts_in_zone(
             context, server.availability_zone)
     return None
 
@@ -85,7 +85,7 @@ def candidates(context, conf, server, up, nodes, host=None):
     # The hosts of a named zone were read as such; any other host must
     # show the server's zone.
     if zone and (host is not None or not _in_named_zone(conf, zone)):
-        zones = aggregate_obj.HostZones.load(
+        zones = host_zones.HostZones.load(
             context, conf, hosts=[service.host for service in usable])
         usable = [service for service in usable
                   if zones.of(service.host) == zone]

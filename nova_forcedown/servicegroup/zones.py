@@ -13,7 +13,7 @@ when one of its services is enabled, whether that service is up or not.
 
 import collections
 
-from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import service as service_obj
 
 COMPUTE_TOPIC = 'compute'
@@ -40,13 +40,13 @@ class ServiceZones:
 
     def __init__(self, conf, zones_by_host):
         self._internal_zone = conf.internal_service_availability_zone
-        self._host_zones = aggregate_obj.HostZones(
+        self._host_zones = host_zones.HostZones(
             zones_by_host, conf.default_availability_zone)
 
     @classmethod
     def load(cls, context, conf, hosts=None):
         """The zones of every host (one statement), or only of ``hosts``."""
-        return cls(conf, aggregate_obj.zones_by_host(
+        return cls(conf, host_zones.zones_by_host(
             context, hosts))
 
     def zone(self, service):

@@ -17,7 +17,7 @@ from nova_forcedown.api import request as api_request
 from nova_forcedown.api.schemas import servers as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.api.views import servers as views
-from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_status
@@ -327,7 +327,7 @@ def _views(req, servers, detail):
                     service_obj.ServiceList.get_records(
                         context, binary=service_obj.COMPUTE_BINARY,
                         hosts=looked_up)}
-    zones = aggregate_obj.HostZones.load(
+    zones = host_zones.HostZones.load(
         context, req.app.conf, looked_up) if hosts else None
     options = views.ServerOptions(
         extended=detail and context.can(policies.EXTENDED_ATTRIBUTES,

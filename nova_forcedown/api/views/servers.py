@@ -8,7 +8,7 @@ A listing renders thousands of servers with one :class:`Servers`.
 import hashlib
 
 from nova_forcedown.api import microversion
-from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import base
 from nova_forcedown.objects import instance_status
 from nova_forcedown.servicegroup import host_status as host_status_rules
@@ -68,7 +68,7 @@ class ServerOptions:
         self.self_base, self.bookmark_base = links
         self.services = services or {}
         self.is_up = is_up
-        self.zones = zones or aggregate_obj.HostZones({}, '')
+        self.zones = zones or host_zones.HostZones({}, '')
         self.faults = faults or {}
         self.fault_details = fault_details
 

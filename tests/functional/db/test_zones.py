@@ -14,6 +14,7 @@ from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import instance as instance_obj
 from tests.fixtures import configuration
 from tests.fixtures import databases
@@ -42,7 +43,7 @@ class ZonesMixin:
         aggregate_obj.add_host_to(self.context, aggregate_obj.create(
             self.context, 'gpus').id, 'compute2')
         self.assertEqual({'compute1': 'az1'},
-                         aggregate_obj.zones_by_host(self.context))
+                         host_zones.zones_by_host(self.context))
 
     def test_a_host_in_two_zones_is_refused_and_not_added(self):
         self._zone_aggregate('rack1', 'az1', 'compute1')
@@ -64,7 +65,7 @@ class ZonesMixin:
                 host='compute1', aggregate_id=other.id))
         self.assertEqual(
             {'compute1': 'az1,az2', 'compute2': 'az1', 'compute3': 'az2'},
-            aggregate_obj.zones_by_host(self.context))
+            host_zones.zones_by_host(self.context))
 
     def test_a_zone_does_not_change_under_instances(self):
         instance_obj.create(self.context, host='compute1', node='compute1')
