@@ -319,7 +319,7 @@ def write_host_remove(context, aggregate_id, host, limit=None):
 
 def _refuse_host_move(context, limit, before, host, joins):
     """The guard on ``host`` joining (or leaving) ``before``, as it was."""
-    moved = _memberships(before, [host], _zone(before))
+    moved = _memberships(before, [host], before.availability_zone)
     if joins:
         _refuse_fence_storm(context, limit, 'Adding host %s to aggregate %s'
                             % (host, before.id), joined=moved)
@@ -327,10 +327,6 @@ def _refuse_host_move(context, limit, before, host, joins):
         _refuse_fence_storm(context, limit,
                             'Removing host %s from aggregate %s'
                             % (host, before.id), left=moved)
-
-
-def _zone(aggregate):
-    return aggregate.metadata.get(AZ_KEY)
 
 
 def _memberships(aggregate, hosts, zone):
@@ -343,7 +339,7 @@ def _memberships(aggregate, hosts, zone):
 
 def _refuse_zone_change(context, limit, before, zone):
     """The guard on ``before`` (the aggregate as it was) now in ``zone``."""
-    old = _zone(before)
+    old = before.availability_zone
     if zone == old:
         return
     change = ('Removing availability zone %s from aggregate %s'
