@@ -20,6 +20,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 from paste import deploy as paste_deploy
+import webob.dec
 
 from nova_forcedown.api import auth
 from nova_forcedown.api.controllers import versions
@@ -248,8 +249,27 @@ def sizelimit_factory(global_conf, **local_conf):
         limiter = sizelimit.RequestBodySizeLimiter(app, conf)
         limiter.oslo_conf.set_override('max_request_body_size', limit,
                                        group='oslo_middleware')
-        return limiter
+        return _DeclaredSizeLimit(limiter, limit)
     return _filter
+
+
+class _DeclaredSizeLimit:
+    """A Content-Length over the limit refused with the limit in the fault.
+
+    oslo.middleware's own refusal of it leaves the limit out of its
+    message; bodies without a Content-Length are its to count.
+    """
+
+    def __init__(self, application, limit):
+        self.application = application
+        self.limit = limit
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        if req.content_length is not None and req.content_length > self.limit:
+            return fault.client_error(
+                413, fault.BODY_TOO_LARGE_MESSAGE % self.limit)
+        return req.get_response(self.application)
 
 
 def noauth2_factory(global_conf, **local_conf):

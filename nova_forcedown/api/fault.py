@@ -45,6 +45,8 @@ UNEXPECTED_MESSAGE = ('Unexpected API Error. Please report this at '
                       'API log if possible.')
 DATABASE_DOWN_MESSAGE = ('The database is unavailable; try again later.')
 BODY_NOT_RECEIVED_MESSAGE = 'The request body was not received in full.'
+BODY_TOO_LARGE_MESSAGE = ('The request body is larger than %d bytes, the '
+                          'API\'s [wsgi] max_request_body_size.')
 
 # A request body that broke off: the client went away, sent fewer bytes
 # than its Content-Length, or a chunk the server could not parse. Any WSGI
@@ -55,13 +57,18 @@ _BROKEN_TRANSFERS = (api_request.BodyNotReceived,
                      webob.request.DisconnectionError)
 
 
+def body(status, message):
+    """The JSON fault body, with Nova's fault name for ``status``."""
+    name = FAULT_NAMES.get(status, 'computeFault')
+    return jsonutils.dump_as_bytes(
+        {name: {'code': status, 'message': message}})
+
+
 def response(status, message, headers=()):
     """A JSON fault response with Nova's fault name for ``status``."""
-    name = FAULT_NAMES.get(status, 'computeFault')
     resp = webob.Response(status=status, content_type='application/json',
                           charset='utf-8')
-    resp.body = jsonutils.dump_as_bytes(
-        {name: {'code': status, 'message': message}})
+    resp.body = body(status, message)
     for header, value in headers:
         resp.headers.add(header, value)
     return resp

@@ -3,6 +3,7 @@
 from oslo_config import cfg
 
 GROUP = 'wsgi'
+MAX_REQUEST_BODY_SIZE = 114688
 
 WSGI_OPTS = [
     cfg.StrOpt('api_paste_config', default='api-paste.ini',
@@ -24,7 +25,8 @@ WSGI_OPTS = [
     cfg.IntOpt('max_connections', default=1000, min=1,
                help='Open client connections each worker process accepts; '
                     'beyond it, new ones wait in the listen backlog.'),
-    cfg.IntOpt('max_request_body_size', default=114688, min=1,
+    cfg.IntOpt('max_request_body_size', default=MAX_REQUEST_BODY_SIZE,
+               min=1,
                help='Largest request body in bytes; larger ones get 413.'),
 ]
 

@@ -29,42 +29,99 @@ import socket
 import time
 
 from gunicorn.workers import base
-from oslo_serialization import jsonutils
+from oslo_context import context
+from oslo_log import log as logging
 from waitress import adjustments
 from waitress import channel
+from waitress import parser
 from waitress import server
 from waitress import task
 from waitress import wasyncore
+
+from nova_forcedown.api import fault
+from nova_forcedown.conf import wsgi as wsgi_opts
+
+LOG = logging.getLogger(__name__)
 
 # Seconds the event loop waits for activity before it tells the arbiter it
 # is alive and checks whether it should stop.
 LOOP_TIMEOUT = 1.0
 
-# Nova's fault names for the errors waitress itself can answer.
-_FAULT_NAMES = {400: 'badRequest', 413: 'overLimit', 431: 'badRequest',
-                500: 'computeFault'}
+# The server stops reading a body at this many times the application's
+# [wsgi] max_request_body_size, past which the application refuses it with
+# a 413 of its own.
+BODY_SLACK = 2
+
+TWO_FRAMINGS_MESSAGE = ('The request has both Transfer-Encoding and '
+                        'Content-Length; send only one of them.')
+HTTP10_CHUNKED_MESSAGE = ('Transfer-Encoding is not part of HTTP/1.0; send '
+                          'a Content-Length, or use HTTP/1.1.')
+HEADERS_TOO_LARGE_MESSAGE = ('The request headers are larger than %d bytes; '
+                             'send fewer or shorter ones.')
+ENCODING_MESSAGE = ('The request\'s Transfer-Encoding is not supported; '
+                    'send a Content-Length, or Transfer-Encoding: chunked '
+                    'alone.')
+
+
+class _RequestParser(parser.HTTPRequestParser):
+    """waitress's parser, refusing a body framed two ways (RFC 9112 6.1).
+
+    Behind a proxy that reads Content-Length where this server reads
+    chunks, such a request smuggles a second one past the proxy; it gets
+    a 400 and its connection is closed.
+    """
+
+    def parse_header(self, header_plus):
+        super().parse_header(header_plus)
+        if 'TRANSFER_ENCODING' in self.headers:
+            # waitress ignores it in HTTP/1.0 and reads Content-Length.
+            raise parser.ParsingError(HTTP10_CHUNKED_MESSAGE)
+        if self.chunked and 'CONTENT_LENGTH' in self.headers:
+            raise parser.ParsingError(TWO_FRAMINGS_MESSAGE)
 
 
 class JsonFaultTask(task.ErrorTask):
-    """waitress's own error responses, as Nova's JSON fault bodies."""
+    """waitress's own error responses, as Nova's JSON faults.
+
+    Each carries a request id, and a refusal of the client's request is
+    one INFO line, as the application's own client errors are.
+    """
 
     def execute(self):
-        error = self.request.error
-        message = error.reason
-        if error.body:
-            message = '%s: %s' % (error.reason, error.body)
-        body = jsonutils.dump_as_bytes({
-            _FAULT_NAMES.get(error.code, 'computeFault'): {
-                'code': error.code, 'message': message}})
-        self.status = '%s %s' % (error.code, error.reason)
-        self.response_headers.append(('Content-Type', 'application/json'))
+        request_id = context.generate_request_id()
+        status = self.request.error.code
+        message = self._message()
+        if status != 500:
+            LOG.info('Client error %(status)d: %(message)s (from %(peer)s)',
+                     {'status': status, 'message': message,
+                      'peer': _peer(self.channel.addr)},
+                     context=context.RequestContext(request_id=request_id))
+        body = fault.body(status, message)
+        self.status = '%s %s' % (status, self.request.error.reason)
+        self.response_headers.extend([
+            ('Content-Type', 'application/json'),
+            ('X-Openstack-Request-Id', request_id),
+            ('X-Compute-Request-Id', request_id)])
         self.set_close_on_finish()
         self.content_length = len(body)
         self.write(body)
 
+    def _message(self):
+        error = self.request.error
+        adj = self.channel.adj
+        if error.code == 413:
+            return fault.BODY_TOO_LARGE_MESSAGE % (
+                adj.max_request_body_size // BODY_SLACK)
+        if error.code == 431:
+            return HEADERS_TOO_LARGE_MESSAGE % adj.max_request_header_size
+        if error.code == 501:
+            return ENCODING_MESSAGE
+        return error.body or error.reason
+
 
 class _Channel(channel.HTTPChannel):
     error_task_class = JsonFaultTask
+    parser_class = _RequestParser
 
 
 class _TcpServer(server.TcpWSGIServer):
@@ -81,7 +138,8 @@ class BufferingWorker(base.Worker):
     # waitress adjustments beyond what gunicorn's settings give; the API
     # command sets them from [wsgi] (see configured()).
     options = {
-        'max_request_body_size': 1024 * 1024,
+        'max_request_body_size': (
+            BODY_SLACK * wsgi_opts.MAX_REQUEST_BODY_SIZE),
         'max_request_header_size': 64 * 1024,
         # A response is queued whole (up to 16 MiB), so that a client that
         # reads slowly holds no thread either; past 64 KiB the queue is a
@@ -177,6 +235,11 @@ def _server_name(sock):
     return '[%s]' % host if ':' in host else host
 
 
+def _peer(addr):
+    """The client's address, or 'local' on a Unix socket."""
+    return addr[0] if isinstance(addr, tuple) else 'local'
+
+
 def _busy(socket_map, dispatcher):
     """Whether a request is queued, running, or still being sent back."""
     if dispatcher.queue or dispatcher.active_count:
@@ -227,9 +290,10 @@ def configured(conf):
     """BufferingWorker with the body limit of ``conf``'s [wsgi] group.
 
     The application refuses a body over [wsgi] max_request_body_size with
-    a 413 fault of its own; the server stops reading one at twice that, so
-    a client cannot make it buffer an unbounded chunked body.
+    a 413 fault of its own; the server stops reading one at BODY_SLACK
+    times that, so a client cannot make it buffer an unbounded chunked
+    body.
     """
-    options = dict(BufferingWorker.options,
-                   max_request_body_size=2 * conf.wsgi.max_request_body_size)
+    options = dict(BufferingWorker.options, max_request_body_size=(
+        BODY_SLACK * conf.wsgi.max_request_body_size))
     return type('BufferingWorker', (BufferingWorker,), {'options': options})

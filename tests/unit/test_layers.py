@@ -45,8 +45,9 @@ MAY_IMPORT = {
     'exception': set(),
 }
 
-# What a command or the WSGI entry point may use of the API.
-API_FOR_ASSEMBLY = {'nova_forcedown.api.deploy'}
+# What a command or the WSGI entry point may use of the API: the paste
+# pipeline, and the fault bodies the server's own refusals share with it.
+API_FOR_ASSEMBLY = {'nova_forcedown.api.deploy', 'nova_forcedown.api.fault'}
 
 # Who may use the database itself, not its rows: the commands and the
 # WSGI entry point configure the engine and migrate or check the schema

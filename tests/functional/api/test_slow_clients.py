@@ -7,6 +7,7 @@ these tests open twenty times that many.
 
 import json
 import os
+import re
 import socket
 
 import fixtures
@@ -19,6 +20,10 @@ SILENCE_TIMEOUT = 2
 DISABLE = (b'PUT /v2.1/os-services/disable HTTP/1.1\r\nHost: test\r\n'
            b'X-Auth-Token: admin:0123abcd\r\n'
            b'Content-Type: application/json\r\n')
+CREATE_AGGREGATE = (b'POST /v2.1/os-aggregates HTTP/1.1\r\nHost: test\r\n'
+                    b'X-Auth-Token: admin:0123abcd\r\n'
+                    b'Content-Type: application/json\r\n')
+AGGREGATE = b'{"aggregate": {"name": "smuggled"}}'
 
 
 class _ServerTestCase(testtools.TestCase):
@@ -51,6 +56,11 @@ class _ServerTestCase(testtools.TestCase):
     def list_services(self):
         return processes.http_get(
             'http://127.0.0.1:%d/v2.1/os-services' % self.port, ADMIN,
+            timeout=10)
+
+    def list_aggregates(self):
+        return processes.http_get(
+            'http://127.0.0.1:%d/v2.1/os-aggregates' % self.port, ADMIN,
             timeout=10)
 
     def assertNoTraceback(self):
@@ -124,7 +134,62 @@ class TestBrokenTransfers(_ServerTestCase):
         sock.sendall(b'X-More: ' + b'a' * 10000 + b'\r\n\r\n')
         status, body = _fault(_read_to_close(sock))
         self.assertEqual(431, status)
-        self.assertIn('badRequest', body)
+        # Nova's name for a code it has no name of its own for.
+        self.assertIn('65536 bytes', body['computeFault']['message'])
+
+    def test_a_body_framed_two_ways_is_refused_and_the_rest_dropped(self):
+        # A proxy reading Content-Length would see one request; read as
+        # chunked, a second hides in the same bytes. Neither is served.
+        chunked = b'%x\r\n%s\r\n0\r\n\r\n' % (len(AGGREGATE), AGGREGATE)
+        response = self.exchange(
+            CREATE_AGGREGATE + b'Transfer-Encoding: chunked\r\n'
+            b'Content-Length: %d\r\n\r\n' % len(chunked) + chunked +
+            b'GET /v2.1/os-services HTTP/1.1\r\nHost: test\r\n'
+            b'X-Auth-Token: admin:0123abcd\r\n\r\n')
+        self.assertEqual(1, response.count(b'HTTP/1.'), response)
+        status, body = _fault(response)
+        self.assertEqual(400, status)
+        self.assertIn('Transfer-Encoding and Content-Length',
+                      body['badRequest']['message'])
+        self.assertEqual(200, self.list_aggregates()[0])
+        self.assertEqual({'aggregates': []},
+                         json.loads(self.list_aggregates()[1]))
+
+    def test_chunked_in_http10_is_refused(self):
+        request = CREATE_AGGREGATE.replace(b'HTTP/1.1', b'HTTP/1.0')
+        status, body = _fault(self.exchange(
+            request + b'Transfer-Encoding: chunked\r\n'
+            b'Content-Length: %d\r\n\r\n' % len(AGGREGATE) + AGGREGATE))
+        self.assertEqual(400, status)
+        self.assertIn('HTTP/1.0', body['badRequest']['message'])
+        self.assertEqual({'aggregates': []},
+                         json.loads(self.list_aggregates()[1]))
+
+    def test_an_unknown_transfer_coding_is_a_501_fault(self):
+        status, body = _fault(self.exchange(
+            CREATE_AGGREGATE + b'Transfer-Encoding: gzip, chunked\r\n\r\n'
+            b'0\r\n\r\n'))
+        self.assertEqual(501, status)
+        self.assertEqual(501, body['notImplemented']['code'])
+
+    def test_a_body_the_server_stops_reading_names_the_api_limit(self):
+        # Over twice [wsgi] max_request_body_size the server refuses the
+        # body before the API sees it; the fault names the API's limit,
+        # carries a request id, and is one INFO line under that id.
+        response = self.exchange(
+            CREATE_AGGREGATE + b'Content-Length: 300000\r\n\r\n' +
+            b'x' * 300000)
+        head = response.partition(b'\r\n\r\n')[0].decode('latin-1')
+        status, body = _fault(response)
+        self.assertEqual(413, status)
+        self.assertIn('larger than 114688 bytes',
+                      body['overLimit']['message'])
+        request_id = re.search(r'X-Openstack-Request-Id: (req-[-0-9a-f]+)',
+                               head).group(1)
+        self.assertEqual(1, self.server.output().count(request_id))
+        self.assertIn('INFO nova_forcedown.wsgi.worker [None %s' % request_id,
+                      self.server.output())
+        self.assertNoTraceback()
 
     def test_a_client_gone_mid_body_changes_nothing(self):
         sock = self.connect()
