@@ -48,7 +48,9 @@ class Sender(messaging.Outbox):
             LOG.error('Notifications are not sent: cannot set up the '
                       'notification transport: %s', exc)
             return None
-        if not notifier.is_enabled():
+        # Notifier.is_enabled() is true for no driver at all, which sends
+        # nowhere just the same.
+        if not set(self._conf.oslo_messaging_notifications.driver) - {'noop'}:
             LOG.warning('Notifications are not sent: [notifications] '
                         'notification_format is %s but '
                         '[oslo_messaging_notifications] driver is not set '

@@ -6,6 +6,7 @@ import queue
 from unittest import mock
 
 import fixtures
+import oslo_messaging
 from oslo_versionedobjects import fixture as ovo_fixture
 from oslotest import base
 
@@ -413,6 +414,30 @@ class TestSender(base.BaseTestCase):
             notifier, ({}, 'service.update', 'nova-compute:a', {}))
         self.assertIn('Could not send service.update from nova-compute:a',
                       log.output)
+
+    def test_no_driver_is_said_not_lost_silently(self):
+        # oslo.messaging's Notifier counts an empty driver list as enabled,
+        # and then sends nowhere.
+        for drivers in ([], ['noop']):
+            log = self.useFixture(fixtures.FakeLogger())
+            self.assertIsNone(_sender_with_drivers(self, drivers)._notifier())
+            self.assertIn('[oslo_messaging_notifications] driver is not set',
+                          log.output)
+
+    def test_a_driver_sends(self):
+        log = self.useFixture(fixtures.FakeLogger())
+        self.assertIsNotNone(
+            _sender_with_drivers(self, ['log'])._notifier())
+        self.assertNotIn('not sent', log.output)
+
+
+def _sender_with_drivers(test, drivers):
+    conf = test.useFixture(configuration.ConfFixture(
+        notifications__notification_format='versioned')).conf
+    # Registers [oslo_messaging_notifications], so that it can be set.
+    oslo_messaging.get_notification_transport(conf)
+    conf.set_override('driver', drivers, group='oslo_messaging_notifications')
+    return sender.Sender(conf)
 
 
 class TestListenerFormat(base.BaseTestCase):
