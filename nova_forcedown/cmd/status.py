@@ -37,8 +37,13 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
     def __init__(self, conf):
         super().__init__()
         self.conf = conf
+        # Why the database cannot be reached at all (its driver is not
+        # installed), reported by each check that needs it.
+        self.database_unusable = None
 
     def _check_schema_revision(self):
+        if self.database_unusable:
+            return Result(Code.FAILURE, self.database_unusable)
         try:
             schema.check_migrated()
         except (exception.DatabaseNotMigrated,
@@ -51,6 +56,8 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
                       % schema.head_revision())
 
     def _check_forced_down_column(self):
+        if self.database_unusable:
+            return Result(Code.FAILURE, self.database_unusable)
         try:
             inspector = sa.inspect(db_engine.get_engine())
             if not inspector.has_table('services'):
@@ -135,7 +142,10 @@ def main(argv=None):
     logging.setup(conf, 'nova_forcedown')
     # A check answers about the database as it is now: one try, no wait.
     db_engine.fail_at_once_at_start(conf)
-    db_engine.configure(conf)
+    try:
+        db_engine.configure(conf)
+    except exception.DatabaseDriverMissing as exc:
+        checks.database_unusable = 'Cannot use the database: %s.' % exc
     return upgradecheck.run(conf)
 
 

@@ -6,6 +6,7 @@ driver is a package on the path whose import fails, as it fails where the
 driver is not installed.
 """
 
+import json
 import os
 
 import fixtures
@@ -144,6 +145,21 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
     def test_mysql_names_its_extra(self):
         self._check('mysql+pymysql://nova@127.0.0.1/nova', 'pymysql',
                     "pip install 'nova-forcedown[mysql]'")
+
+    def test_status_reports_it_as_a_failed_check(self):
+        config = self.config('[database]\nconnection = '
+                             'mysql+pymysql://nova@127.0.0.1/nova\n')
+        result = self.run_script(
+            'nova-forcedown-status', '--config-file', config, 'upgrade',
+            'check', '--json', env=self._without('pymysql'))
+        self.assertEqual(2, result.returncode)
+        self.assertNotIn('Traceback', result.stdout + result.stderr)
+        report = json.loads(result.stdout.splitlines()[-1])
+        failed = [check['details'] for check in report['checks']
+                  if check['result'] == 2]
+        self.assertEqual(2, len(failed), report)
+        for details in failed:
+            self.assertIn("pip install 'nova-forcedown[mysql]'", details)
 
     def test_a_bare_scheme_is_told_to_name_the_driver(self):
         # SQLAlchemy's default drivers (psycopg 3, mysqlclient) are not the
