@@ -294,7 +294,7 @@ def change_compute(context, changes, uuid=None, host=None, limit=None,
     # A change asked again (a fence agent's retry) is no new history.
     if changed:
         db_history.history_record(
-            context, old.host, event_of(changes), changed,
+            context, old.host, event_of(changed, new.disabled), changed,
             service_uuid=old.uuid, now=new.updated_at)
     marked = []
     if mark_shutdown and new.forced_down:
@@ -325,13 +325,19 @@ def _lock_compute(context, uuid, host, limit):
                                             service_id=found.id)
 
 
-def event_of(changes):
-    """What a history entry calls the change ``changes``."""
+def event_of(changed, disabled):
+    """What a history entry calls ``changed`` (db_history.Change rows).
+
+    Only what changed is named: a request that also restates a status the
+    service already has does not name it. A new reason for a service that
+    stays disabled is a ``disable``.
+    """
+    new = {change.field: change.new for change in changed}
     events = []
-    if 'disabled' in changes:
-        events.append('disable' if changes['disabled'] else 'enable')
-    if 'forced_down' in changes:
-        events.append('force-down' if changes['forced_down']
+    if 'disabled' in new or ('disabled_reason' in new and disabled):
+        events.append('disable' if disabled else 'enable')
+    if 'forced_down' in new:
+        events.append('force-down' if new['forced_down']
                       else 'clear-force-down')
     return ','.join(events) or 'update'
 
