@@ -12,6 +12,7 @@ loaded, and neither threads nor broker connections survive a fork.
 
 import atexit
 import importlib
+import logging as std_logging
 import os
 import queue
 import threading
@@ -28,6 +29,10 @@ MAX_QUEUED = 10000
 EXIT_FLUSH_TIMEOUT = 5.0
 
 _STOP = object()
+
+# The logger of oslo.messaging's notification driver, which logs a failed
+# send with its traceback and the whole payload.
+NOTIFY_DRIVER_LOGGER = 'oslo_messaging.notify.messaging'
 
 
 def import_messaging():
@@ -165,3 +170,34 @@ class Outbox:
 
     def _deliver(self, through, item):
         raise NotImplementedError()
+
+
+class _OneLineSendError(std_logging.Filter):
+    """A failed send as one line: the topic and the error, nothing more.
+
+    The record keeps no traceback; oslo.log's formatter still ends the
+    line with the error being handled (its "error summary").
+    """
+
+    def filter(self, record):
+        if not record.exc_info:
+            return True
+        topic = (record.args.get('topic')
+                 if isinstance(record.args, dict) else None)
+        record.msg = 'Could not send a notification to %s'
+        record.args = (topic or 'the broker',)
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def one_line_send_errors():
+    """Make a command's failed notification sends one log line each.
+
+    The change was made and stands; the operator at a terminal needs to
+    know that its notification was lost and why, not sixty lines of
+    traceback and payload.
+    """
+    logger = std_logging.getLogger(NOTIFY_DRIVER_LOGGER)
+    if not any(isinstance(f, _OneLineSendError) for f in logger.filters):
+        logger.addFilter(_OneLineSendError())

@@ -14,6 +14,12 @@ def _utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
+# Notifications on, to a broker that refuses every connection.
+BROKER_AWAY = ('[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:1/\n'
+               '[notifications]\nnotification_format = versioned\n'
+               '[oslo_messaging_notifications]\ndriver = messagingv2\n')
+
+
 class ServiceCommandTestCase(base.BaseTestCase):
 
     def setUp(self):
@@ -138,6 +144,23 @@ class TestServiceActions(ServiceCommandTestCase):
         self.assertEqual(('disabled', 'kernel upgrade', 'False'),
                          (row['Status'], row['Disabled Reason'],
                           row['Forced Down']))
+
+    def test_a_broker_away_is_one_line_and_the_change_stands(self):
+        self.add_service('compute-a')
+        with open(self.database.config_file, 'a') as config:
+            config.write(BROKER_AWAY)
+
+        result = self.manage('service', 'disable', 'compute-a')
+
+        self.assertEqual(0, result.returncode, result.stderr)
+        output = result.stdout + result.stderr
+        self.assertNotIn('Traceback', output)
+        errors = [line for line in output.splitlines() if ' ERROR ' in line]
+        self.assertEqual(1, len(errors), output)
+        self.assertIn('Could not send a notification to', errors[0])
+        self.assertIn('Connection refused', errors[0])
+        self.assertEqual('disabled',
+                         self.service_list()['compute-a']['Status'])
 
     def test_enable_clears_the_reason(self):
         self.add_service('compute-a', disabled=1,
