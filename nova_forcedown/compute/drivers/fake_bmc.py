@@ -305,7 +305,11 @@ def main(argv=None):
         serve_redfish(args.redfish_port, bmcs, args.username, args.password)
         print('Redfish of every host on http://127.0.0.1:%d%s'
               % (args.redfish_port, _SYSTEMS), flush=True)
-    bmc.Bmc.listen()
+    try:
+        bmc.Bmc.listen()
+    except KeyboardInterrupt:
+        # Ctrl-C is how it is stopped in a terminal; no traceback.
+        return 0
 
 
 if __name__ == '__main__':
