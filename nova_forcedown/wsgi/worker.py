@@ -93,7 +93,7 @@ class JsonFaultTask(task.ErrorTask):
         message = self._message()
         if status != 500:
             LOG.info('Client error %(status)d: %(message)s (from %(peer)s)',
-                     {'status': status, 'message': message,
+                     {'status': status, 'message': fault.loggable(message),
                       'peer': _peer(self.channel.addr)},
                      context=context.RequestContext(request_id=request_id))
         body = fault.body(status, message)
