@@ -54,6 +54,8 @@ BODY_SLACK = 2
 
 TWO_FRAMINGS_MESSAGE = ('The request has both Transfer-Encoding and '
                         'Content-Length; send only one of them.')
+CHUNKED_TWICE_MESSAGE = ('The request says Transfer-Encoding: chunked more '
+                         'than once; say it once.')
 HTTP10_CHUNKED_MESSAGE = ('Transfer-Encoding is not part of HTTP/1.0; send '
                           'a Content-Length, or use HTTP/1.1.')
 HEADERS_TOO_LARGE_MESSAGE = ('The request headers are larger than %d bytes; '
@@ -63,21 +65,43 @@ ENCODING_MESSAGE = ('The request\'s Transfer-Encoding is not supported; '
                     'alone.')
 
 
+class _Headers(dict):
+    """The parser's headers, keeping the Transfer-Encoding it takes out."""
+
+    transfer_encoding = ''
+
+    def pop(self, key, *default):
+        value = super().pop(key, *default)
+        if key == 'TRANSFER_ENCODING':
+            self.transfer_encoding = value
+        return value
+
+
 class _RequestParser(parser.HTTPRequestParser):
     """waitress's parser, refusing a body framed two ways (RFC 9112 6.1).
 
-    Behind a proxy that reads Content-Length where this server reads
-    chunks, such a request smuggles a second one past the proxy; it gets
-    a 400 and its connection is closed.
+    Behind a proxy that reads the framing differently (Content-Length
+    where this server reads chunks, or chunks once where they are said
+    twice), such a request smuggles a second one past the proxy; it gets a
+    400 and its connection is closed.
     """
+
+    def __init__(self, adj):
+        super().__init__(adj)
+        self.headers = _Headers()
 
     def parse_header(self, header_plus):
         super().parse_header(header_plus)
         if 'TRANSFER_ENCODING' in self.headers:
             # waitress ignores it in HTTP/1.0 and reads Content-Length.
             raise parser.ParsingError(HTTP10_CHUNKED_MESSAGE)
-        if self.chunked and 'CONTENT_LENGTH' in self.headers:
+        if not self.chunked:
+            return
+        if 'CONTENT_LENGTH' in self.headers:
             raise parser.ParsingError(TWO_FRAMINGS_MESSAGE)
+        codings = self.headers.transfer_encoding.lower().split(',')
+        if [coding.strip(' \t') for coding in codings].count('chunked') > 1:
+            raise parser.ParsingError(CHUNKED_TWICE_MESSAGE)
 
 
 class JsonFaultTask(task.ErrorTask):

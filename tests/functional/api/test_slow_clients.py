@@ -155,6 +155,17 @@ class TestBrokenTransfers(_ServerTestCase):
         self.assertEqual({'aggregates': []},
                          json.loads(self.list_aggregates()[1]))
 
+    def test_chunked_twice_is_refused(self):
+        chunked = b'%x\r\n%s\r\n0\r\n\r\n' % (len(AGGREGATE), AGGREGATE)
+        for header in (b'Transfer-Encoding: chunked, chunked\r\n',
+                       b'Transfer-Encoding: chunked\r\n' * 2):
+            status, body = _fault(self.exchange(
+                CREATE_AGGREGATE + header + b'\r\n' + chunked))
+            self.assertEqual(400, status)
+            self.assertIn('more than once', body['badRequest']['message'])
+        self.assertEqual({'aggregates': []},
+                         json.loads(self.list_aggregates()[1]))
+
     def test_chunked_in_http10_is_refused(self):
         request = CREATE_AGGREGATE.replace(b'HTTP/1.1', b'HTTP/1.0')
         status, body = _fault(self.exchange(
