@@ -104,11 +104,13 @@ def _parse_before(text, now=None):
             raise ValueError('%s: its time zone is unknown; give a UTC '
                              'offset (+02:00) or the time in UTC '
                              '("date -u")' % text)
-        except dateutil_parser.ParserError:
+        except dateutil_parser.ParserError as exc:
+            # dateutil says why first: "month must be in 1..12: <text>".
             raise ValueError(
-                '%s is not a date: give one such as 2026-10-21 or '
+                '"%s" is not a date (%s): give one such as 2026-10-21 or '
                 '"2026-10-21 12:00" (UTC); for an age, let date(1) count: '
-                '--before "$(date -u -d \'30 days ago\')"' % text)
+                '--before "$(date -u -d \'30 days ago\')"'
+                % (text, str(exc).split(':')[0]))
         except OverflowError as exc:
             raise ValueError('%s: %s' % (text, exc))
     if when.tzinfo is not None:
