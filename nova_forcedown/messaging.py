@@ -192,11 +192,12 @@ class _OneLineSendError(std_logging.Filter):
 
 
 def one_line_send_errors():
-    """Make a command's failed notification sends one log line each.
+    """Make each failed notification send one log line.
 
-    The change was made and stands; the operator at a terminal needs to
-    know that its notification was lost and why, not sixty lines of
-    traceback and payload.
+    The change it reports was made and stands; the operator needs to know
+    that its notification was lost and why, not sixty lines of traceback
+    and payload for each (a fence storm with the broker away sends
+    hundreds).
     """
     logger = std_logging.getLogger(NOTIFY_DRIVER_LOGGER)
     if not any(isinstance(f, _OneLineSendError) for f in logger.filters):

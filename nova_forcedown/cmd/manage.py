@@ -22,7 +22,6 @@ from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import purge as db_purge
 from nova_forcedown.db import schema
 from nova_forcedown import exception
-from nova_forcedown import messaging
 from nova_forcedown.monitor.drivers import base as fence_drivers
 from nova_forcedown.monitor import recovery as monitor_recovery
 from nova_forcedown import notifications
@@ -601,7 +600,6 @@ def main(argv=None):
                          ['alembic=WARN',
                           db_engine.QUIET_CONNECTION_RETRIES])
     logging.setup(conf, 'nova_forcedown')
-    messaging.one_line_send_errors()
     objects.register_all()
     try:
         db_engine.fail_at_once_at_start(conf)

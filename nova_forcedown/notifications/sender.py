@@ -57,6 +57,7 @@ class Sender(messaging.Outbox):
                         '(e.g. messagingv2).',
                         self._conf.notifications.notification_format)
             return None
+        messaging.one_line_send_errors()
         return notifier
 
     def _deliver(self, notifier, item):
