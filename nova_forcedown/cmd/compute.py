@@ -51,10 +51,12 @@ CLI_OPTS = [
                     'driver).'),
     cfg.IntOpt('instances', default=0, min=0,
                help='Simulated servers per host (fake driver).'),
-    cfg.StrOpt('flavor',
+    cfg.StrOpt('flavor', default=compute_agent.DEFAULT_FLAVOR,
                help='Name of the flavor the simulated servers are built '
-                    'with (fake driver); a built-in one if no flavor has '
-                    'that name.'),
+                    'with (fake driver): by default Nova\'s classic '
+                    'm1.medium, which a development API creates; the '
+                    'driver\'s own fake.small, of the same size, if no '
+                    'flavor has that name.'),
     cfg.StrOpt('project-id', default='fake-project',
                help='Project that owns the simulated servers (fake '
                     'driver).'),

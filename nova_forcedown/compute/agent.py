@@ -42,6 +42,11 @@ SERVICE_VERSION = 1
 # database heartbeat once they have passed.
 RESOURCE_INTERVAL = 60
 
+# The flavor simulated servers are built with unless --flavor names
+# another: Nova's classic m1.medium, which a development API creates, the
+# size of the fake driver's own.
+DEFAULT_FLAVOR = 'm1.medium'
+
 NODES_GONE = condition_log.Messages(
     level=logging.ERROR,
     started=('The compute node %(names)s is gone; it will not be '
@@ -201,8 +206,12 @@ class Agent:
             owner['instance_type_id'], flavor = found
             self._driver.use_flavor(flavor)
         elif name:
-            LOG.warning("No flavor is named %s: simulated servers use the "
-                        "driver's own.", name)
+            # Only a flavor the operator named is worth a warning.
+            LOG.log(logging.INFO if name == DEFAULT_FLAVOR else
+                    logging.WARNING,
+                    "No flavor is named %s: simulated servers use the fake "
+                    "driver's own, fake.small. Create that flavor, or name "
+                    "another with --flavor.", name)
         return owner
 
     def clean_up_evacuated(self, hosts):

@@ -287,12 +287,28 @@ class TestFakeAgent(base.BaseTestCase):
                          {row['host'] for row in instances})
 
     def _instances_of_agent(self, database, *args):
-        self.useFixture(commands.AgentProcess(
+        self.agent = self.useFixture(commands.AgentProcess(
             database, '--driver', 'fake', '--hosts', '2', '--instances', '3',
             '--host-prefix', 'sim-', *args))
         self.assertTrue(commands.wait_until(
             lambda: _heartbeating(database, minimum=1, count=2)))
         return database.query('SELECT * FROM instances ORDER BY id')
+
+    def test_a_missing_flavor_is_a_warning_only_when_named(self):
+        # No flavor at all: the default m1.medium is missing, quietly.
+        database = self.useFixture(commands.DatabaseFile())
+        self._instances_of_agent(database)
+        self.assertNotIn('WARNING', self.agent.log())
+
+        database = self.useFixture(commands.DatabaseFile())
+        instances = self._instances_of_agent(database, '--flavor', 'm9.big')
+        warning, = [line for line in self.agent.log().splitlines()
+                    if ' WARNING ' in line]
+        self.assertIn("No flavor is named m9.big: simulated servers use the "
+                      "fake driver's own, fake.small. Create that flavor, or "
+                      "name another with --flavor.", warning)
+        self.assertEqual('fake.small',
+                         json.loads(instances[0]['flavor'])['name'])
 
     def test_servers_are_active_running_owned_and_keep_a_flavor(self):
         database = self.useFixture(commands.DatabaseFile())

@@ -89,7 +89,7 @@ class TestServersWithTheCli(CliTestCase):
                          [server['Name'] for server in servers])
         for server in servers:
             self.assertEqual(
-                ('ACTIVE', FAILED_HOST, OWNER, 'fake.small', 'nova', 'UP'),
+                ('ACTIVE', FAILED_HOST, OWNER, 'm1.medium', 'nova', 'UP'),
                 (server['Status'], server['Host'], server['Project ID'],
                  server['Flavor'], server['Availability Zone'],
                  server['Host Status']))

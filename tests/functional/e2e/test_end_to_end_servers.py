@@ -44,10 +44,21 @@ class TestServersWithNovaclient(ServersTestCase):
                  getattr(server, 'OS-EXT-SRV-ATTR:hypervisor_hostname'),
                  getattr(server, 'OS-EXT-STS:vm_state'), server.status,
                  server.tenant_id, server.locked))
-            self.assertEqual('fake.small', server.flavor['original_name'])
+            self.assertEqual('m1.medium', server.flavor['original_name'])
         server = nova.servers.get(servers[0].id)
         self.assertEqual(servers[0].name, server.name)
         self.assertEqual('UP', server.host_status)
+
+    def test_a_servers_flavor_is_found_by_its_id_before_2_47(self):
+        # Before 2.47 a server names its flavor by id only: clients read
+        # the flavor itself, which the agent's servers must therefore
+        # have (the development API's m1.medium).
+        nova = self.nova('2.1')
+        server = nova.servers.list(
+            search_opts={'all_tenants': True, 'host': FAILED_HOST})[0]
+        flavor = nova.flavors.get(server.flavor['id'])
+        self.assertEqual(('m1.medium', 2, 4096, 40),
+                         (flavor.name, flavor.vcpus, flavor.ram, flavor.disk))
 
     def test_fence_evacuate_sees_the_forced_down_host_at_once(self):
         nova = self.nova('2.11')
@@ -82,7 +93,7 @@ class TestServersWithOpenStackSDK(ServersTestCase):
             (server.compute_host, server.status, server.project_id)
             for server in servers})
         server = conn.compute.get_server(servers[0].id)
-        self.assertEqual((FAILED_HOST, 'UP', False, 'fake.small'),
+        self.assertEqual((FAILED_HOST, 'UP', False, 'm1.medium'),
                          (server.hypervisor_hostname, server.host_status,
                           server.is_locked, server.flavor.original_name))
 
