@@ -12,7 +12,6 @@ done twice: a server evacuated has left the host.
 from nova_forcedown import context as nf_context
 from nova_forcedown import exception
 from nova_forcedown.conf import monitor as monitor_conf
-from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
@@ -149,24 +148,12 @@ def evacuate(context, conf, servicegroup, server):
 
 
 def _plan(context, conf, servicegroup, server, host):
-    """The plan to ``host``, None unless it is up with room.
-
-    A reserved host is disabled until used, so it is named with force
-    (the filters skipped, as Masakari's evacuation to it skips them in
-    effect by enabling it), its liveness and room checked here.
-    """
+    """The plan to ``host``: the scheduler's choice when None."""
     if host is None:
         return host_selection.evacuation_plan(context, conf, servicegroup,
                                               server)
-    if host == server.host:
-        return None
-    found = compute_node_obj.compute_hosts(context, [host])
-    if not servicegroup.up_of(found.services) or not any(
-            compute_node_obj.fits(node.capacity, node.used, server)
-            for node in found.nodes.get(host, ())):
-        return None
-    return host_selection.evacuation_plan(context, conf, servicegroup,
-                                          server, host, force=True)
+    return host_selection.reserved_host_plan(context, servicegroup, server,
+                                             host)
 
 
 def _enable(context, conf, host):

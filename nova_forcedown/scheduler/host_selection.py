@@ -51,6 +51,26 @@ def evacuation_plan(context, conf, servicegroup, server, host=None,
     return Plan(source_up, choices)
 
 
+def reserved_host_plan(context, servicegroup, server, host):
+    """The forced :class:`Plan` to reserved ``host``; None unless it may.
+
+    A reserved host is disabled until used, so it is named with force (the
+    filters skipped, as Masakari in effect skips them by enabling it): it
+    must then be up, not the server's host, and have a node with room,
+    read with the source's liveness in one query.
+    """
+    if host == server.host:
+        return None
+    found = compute_node_obj.compute_hosts(context, [host, server.host])
+    up = servicegroup.up_of(found.services)
+    nodes = found.nodes.get(host, ())
+    if not _of_host(up, host) or not any(
+            compute_node_obj.fits(node.capacity, node.used, server)
+            for node in nodes):
+        return None
+    return Plan(bool(_of_host(up, server.host)), [nodes[0].capacity])
+
+
 def _of_host(services, host):
     return [service for service in services if service.host == host]
 

@@ -219,6 +219,27 @@ class _EvacuationMixin(_EvacuationBase):
         self.evacuate(elsewhere)
         self.assertEqual(['dst-elsewhere'], self.hosts_of([elsewhere]))
 
+    def test_a_reserved_host_is_a_plan_only_up_and_with_room(self):
+        server = instance_obj.get_record(self.context, self.uuids[0])
+
+        def plan(host):
+            return host_selection.reserved_host_plan(
+                self.admin, self.servicegroup, server, host)
+
+        # Disabled, as a reserved host waits: still a destination.
+        disabled = plan('dst-disabled')
+        self.assertEqual(
+            (False, ['dst-disabled.node']),
+            (disabled.source_up,
+             [capacity.node for capacity in disabled.choices]))
+        self.assertEqual([None, None, None], [
+            plan(host) for host in ('dst-down', 'src', 'nowhere')])
+        # Full once two other servers went there.
+        self.assertIsNotNone(plan('dst-small'))
+        for uuid in self.uuids[1:3]:
+            self.evacuate(uuid, host='dst-small', force=True)
+        self.assertIsNone(plan('dst-small'))
+
 
 class _ConcurrentEvacuationsMixin(_EvacuationBase):
     """On database servers (the test's SQLite is one shared connection)."""
