@@ -100,7 +100,7 @@ class NoAuth2:
         _strip_identity_headers(req)
         # A user or project id is logged with every line of the request.
         if not token or not token.isprintable():
-            return fault.response(401, AUTH_REQUIRED)
+            return fault.client_error(401, AUTH_REQUIRED)
         user, _, project = token.partition(':')
         if user == 'admin':
             roles = ADMIN_ROLES
@@ -146,6 +146,7 @@ class HTTPBasicAuth:
         _strip_identity_headers(req)
         username = self._authenticate(req)
         if username is None:
+            # _authenticate logged the refusal's one line.
             return fault.response(
                 401, AUTH_REQUIRED,
                 [('WWW-Authenticate', 'Basic realm="nova-forcedown"')])
@@ -296,11 +297,11 @@ class ContextMiddleware:
     @webob.dec.wsgify
     def __call__(self, req):
         if req.environ.get('HTTP_X_IDENTITY_STATUS') != 'Confirmed':
-            return fault.response(401, AUTH_REQUIRED)
+            return fault.client_error(401, AUTH_REQUIRED)
         ctx = nf_context.RequestContext.from_environ(
             req.environ, enforcer=self.authorizer)
         if not ctx.user_id:
-            return fault.response(401, AUTH_REQUIRED)
+            return fault.client_error(401, AUTH_REQUIRED)
         ctx.is_admin = self.authorizer.authorize(
             ctx, 'context_is_admin', {}, fatal=False)
         req.environ[api_request.ENV_CONTEXT] = ctx

@@ -84,9 +84,9 @@ class APIRouter:
         try:
             version = microversion.from_headers(req.headers)
         except microversion.InvalidVersion as exc:
-            return fault.response(400, str(exc))
+            return fault.client_error(400, str(exc))
         except microversion.UnsupportedVersion as exc:
-            return self._versioned(fault.response(406, (
+            return self._versioned(fault.client_error(406, (
                 'Version %s is not supported by the API. Minimum is %s and '
                 'maximum is %s.' % (exc.version, microversion.MIN_VERSION,
                                     microversion.MAX_VERSION))), exc.version)

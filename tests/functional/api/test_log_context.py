@@ -129,3 +129,21 @@ class TestNoAuth2LogContext(_LogContextTestCase):
             anonymous = self.request('/v2.1')
             self.assertEqual(200, anonymous.status_code)
             self.assertLinesNameOnly(anonymous)
+
+    def test_each_refusal_before_a_handler_is_one_line(self):
+        admin = {'X-Auth-Token': 'admin:' + ADMIN_PROJECT}
+        for headers, status, said in (
+                ({}, 401, 'Client error 401: Authentication required'),
+                (dict(admin, **{'OpenStack-API-Version': 'compute 2.999'}),
+                 406, 'Client error 406: Version 2.999 is not supported'),
+                (dict(admin, **{'OpenStack-API-Version': 'compute two'}),
+                 400, 'Client error 400: API Version String two is of '
+                      'invalid format')):
+            resp = self.request('/v2.1/os-services', headers)
+            self.assertEqual(status, resp.status_code)
+            lines = self.assertLinesNameOnly(
+                resp, **({} if status == 401 else
+                         {'user': 'admin', 'project': ADMIN_PROJECT}))
+            self.assertEqual(
+                [said], [line[line.index('Client error'):][:len(said)]
+                         for line in lines if 'Client error' in line])
