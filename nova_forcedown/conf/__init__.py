@@ -63,6 +63,22 @@ def validate_conf(conf):
             continue
         section = conf if group == 'DEFAULT' else conf[group]
         for opt in group_opts:
-            getattr(section, opt.dest)
+            _read(section, group, opt)
     default.check_service_down_time(conf)
     database.size_pool_for_threads(conf)
+
+
+def _read(section, group, opt):
+    """Read ``opt``; a bad value is ``[group] name is not valid: why``.
+
+    oslo.config names where the value came from as a LocationInfo repr;
+    an operator needs the section, the option and the reason.
+    """
+    try:
+        getattr(section, opt.dest)
+    except (cfg.ConfigFileValueError, cfg.ConfigSourceValueError) as exc:
+        reason = exc.__context__
+        if not isinstance(reason, ValueError):
+            raise
+        raise cfg.Error('[%s] %s is not valid: %s' % (
+            group, opt.name, reason)) from None

@@ -57,36 +57,39 @@ class TestServiceDownTime(ConfigFileTestCase):
 class TestInvalidValues(ConfigFileTestCase):
 
     def _assert_refused(self, text, option):
+        """Refused, naming ``option`` (``[group] name``) and no repr."""
         error = self.assertRaises(cfg.Error, self._make_conf, text)
-        self.assertIn(option, str(error))
+        self.assertTrue(str(error).startswith(option + ' is not valid: '),
+                        error)
+        self.assertNotIn('LocationInfo', str(error))
 
     def test_not_a_number(self):
         self._assert_refused('[DEFAULT]\nreport_interval = ten\n',
-                             'report_interval')
+                             '[DEFAULT] report_interval')
 
     def test_below_the_minimum(self):
         self._assert_refused('[DEFAULT]\nservice_down_time = 0\n',
-                             'service_down_time')
+                             '[DEFAULT] service_down_time')
 
     def test_in_a_group(self):
-        self._assert_refused('[api]\nmax_limit = lots\n', 'max_limit')
+        self._assert_refused('[api]\nmax_limit = lots\n', '[api] max_limit')
 
     def test_not_one_of_the_choices(self):
         self._assert_refused('[api]\nauth_strategy = trust-me\n',
-                             'auth_strategy')
+                             '[api] auth_strategy')
 
     def test_an_oslo_db_option(self):
         self._assert_refused('[database]\nmax_retries = often\n',
-                             'max_retries')
+                             '[database] max_retries')
 
     def test_a_bad_port(self):
-        self._assert_refused('[wsgi]\nport = 99999\n', 'port')
+        self._assert_refused('[wsgi]\nport = 99999\n', '[wsgi] port')
 
     def test_a_forced_down_fraction_outside_0_to_1(self):
         for value in ('0', '-0.1', '1.5', 'half'):
             self._assert_refused(
                 '[fencing]\nmax_forced_down_fraction = %s\n' % value,
-                'max_forced_down_fraction')
+                '[fencing] max_forced_down_fraction')
 
 
 class TestFencingGuardOption(ConfigFileTestCase):
