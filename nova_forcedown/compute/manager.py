@@ -15,6 +15,7 @@ import threading
 
 from oslo_log import log as logging
 
+from nova_forcedown import exception
 from nova_forcedown import messaging
 from nova_forcedown.rpc import compute as rpc_compute
 from nova_forcedown.rpc import transport
@@ -72,11 +73,12 @@ class Listener:
         self._stopped = False
         self._starting = threading.Thread(target=self._start,
                                           name='rpc-listener', daemon=True)
+        self._where = {'topic': rpc_compute.TOPIC, 'server': server,
+                       'url': transport.shown_url(conf),
+                       'interval': conf.task_reconcile_interval}
         LOG.info('Tasks are told over RPC at %(topic)s.%(server)s (%(url)s); '
                  'the database is looked at every %(interval)s s besides.',
-                 {'topic': rpc_compute.TOPIC, 'server': server,
-                  'url': transport.shown_url(conf),
-                  'interval': conf.task_reconcile_interval})
+                 self._where)
 
     def start(self):
         self._starting.start()
@@ -98,12 +100,34 @@ class Listener:
             self._shut()
 
     def _start(self):
-        self._server.start()
+        refused = None
+        try:
+            self._server.start()
+        except Exception as exc:  # noqa: the thread's one line says it
+            refused = exc
+        if refused is not None:
+            self._refused(refused)
+            return
         with self._lock:
             self._started = True
             stopped = self._stopped
         if stopped:
             self._shut()
+
+    def _refused(self, exc):
+        """The broker refused the listener: one line, and no listening.
+
+        oslo.messaging waits for a broker that is down, but gives up at
+        once on one that refuses it (credentials, virtual host). Logged out
+        of the except block, which oslo.log would append in full.
+        """
+        LOG.error('Cannot listen for tasks at %(topic)s.%(server)s on '
+                  '%(url)s: %(error)s. Fix [DEFAULT] transport_url and '
+                  'restart the agent; until then its tasks are found in the '
+                  'database every %(interval)s s.',
+                  dict(self._where,
+                       error=exception.first_line(exc).rstrip('.')))
+        self._transport.cleanup()
 
     def _shut(self):
         self._server.stop()

@@ -235,3 +235,32 @@ class TestAPIWithoutBroker(RPCTasksTestCase):
         self.assertEqual(1, self.api.output().count(
             'Cannot tell the agents of their tasks'))
         self.assertNotIn('Traceback', self.api.output())
+
+
+class TestAgentRefusedByBroker(RPCTasksTestCase):
+    """The agent's broker credentials are wrong; the API's are right."""
+
+    RECONCILE_INTERVAL = 1
+
+    def start_agent(self, *args, **kwargs):
+        url = self.vhost.url().replace('guest:guest@', 'guest:wrong@')
+        return super().start_agent(*args, url=url, **kwargs)
+
+    def test_one_line_says_so_and_the_agents_look_does_the_task(self):
+        server = self.server_of('rpc-2')
+
+        self.nova_client.servers.stop(server)
+
+        self.assertTrue(self.wait_for(server, 'SHUTOFF'), self.agent.log())
+        self.assertEqual(['compute_stop_instance'], self.events(server))
+        log = self.agent.log()
+        self.assertEqual(1, log.count(
+            'ERROR nova_forcedown.compute.manager'), log)
+        self.assertIn('Cannot listen for tasks at compute.rpc-1 on '
+                      'rabbit://127.0.0.1:%d/%s: ' % (
+                          rabbitmq.BROKER[1], self.vhost.name), log)
+        self.assertIn('ACCESS_REFUSED', log)
+        self.assertIn('Fix [DEFAULT] transport_url and restart the agent; '
+                      'until then its tasks are found in the database every '
+                      '1.0 s.', log)
+        self.assertNotIn('Traceback', log)
