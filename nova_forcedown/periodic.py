@@ -42,10 +42,20 @@ class Ticker:
         return self
 
     def stop(self, timeout=None):
-        """No call starts after this; waits ``timeout`` for one under way."""
-        self._worker.stop()
+        """No call starts after this; waits ``timeout`` for one under way.
+
+        futurist's ``stop()`` takes the lock its worker holds while a call
+        runs, so it is asked from a thread of its own: a call that hangs
+        (a backend retrying for a minute) cannot hold the stop longer.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        asking = threading.Thread(target=self._worker.stop,
+                                  name='stopping', daemon=True)
+        asking.start()
+        asking.join(timeout)
         if self._thread.is_alive():
-            self._thread.join(timeout)
+            self._thread.join(None if deadline is None else
+                              max(0.0, deadline - time.monotonic()))
 
     def wait(self, timeout=None):
         self._thread.join(timeout)

@@ -357,3 +357,20 @@ class TestThread(HeartbeatTestCase):
         loop.stop(DEADLINE)
         loop.wait(DEADLINE)
         self.assertEqual(0, report.calls)
+
+    def test_stop_returns_while_a_tick_hangs(self):
+        entered, release = threading.Event(), threading.Event()
+        self.addCleanup(release.set)
+
+        def hang():
+            entered.set()
+            release.wait()
+
+        loop = periodic.Every(hang, 60, 'hanging').start()
+        self.assertTrue(entered.wait(DEADLINE))
+        stopping = threading.Thread(target=loop.stop, args=(0.1,))
+        stopping.start()
+        stopping.join(DEADLINE)
+
+        self.assertFalse(stopping.is_alive())
+        self.assertFalse(release.is_set())

@@ -155,3 +155,13 @@ class TestRedisFaults(e2e.EndToEndTestCase):
         # Redis' own ConnectionError, which tooz does not wrap, included.
         self.assertOutageSaidOnce(self.api.output())
         self.assertNotIn('Traceback', self.agent.log())
+
+    def test_the_agent_stops_at_once_while_redis_is_away(self):
+        self.redis.stop()
+        # Its next heartbeats wait on tooz's Redis client, which retries a
+        # refused connection for about a minute.
+        time.sleep(2 * DOWN_TIME / 3)
+
+        self.assertEqual(0, self.agent.stop(timeout=DOWN_TIME * 2),
+                         self.agent.log())
+        self.assertNotIn('Traceback', self.agent.log())
