@@ -192,15 +192,15 @@ class Agent:
         """What every server this agent creates shares.
 
         The owner (``--project-id``, ``--user-id``), the launch time, the
-        zone, and the flavor named by ``--flavor`` when there is one: the
-        driver builds its servers (and counts its node's usage) with it,
-        else with its own.
+        zone, and, for a driver that builds servers, the flavor named by
+        ``--flavor`` when there is one: the driver builds its servers (and
+        counts its node's usage) with it, else with its own.
         """
         owner = {'project_id': self._conf.project_id,
                  'user_id': self._conf.user_id,
                  'availability_zone': self._availability_zone,
                  'launched_at': timeutils.utcnow()}
-        name = self._conf.flavor
+        name = self._conf.flavor if self._driver.builds_servers else None
         found = instance_obj.flavor_copy(self._context, name) if name else None
         if found is not None:
             owner['instance_type_id'], flavor = found

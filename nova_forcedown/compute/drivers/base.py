@@ -35,6 +35,11 @@ class ComputeDriver(metaclass=abc.ABCMeta):
         """Instance fields of the servers running on ``host``."""
         return []
 
+    @property
+    def builds_servers(self):
+        """Whether instances() builds servers, with use_flavor()'s values."""
+        return False
+
     def use_flavor(self, flavor):
         """Build the servers of instances() with ``flavor``'s values.
 

@@ -98,6 +98,10 @@ class FakeDriver(base.ComputeDriver):
             return {uuid: state for guests in self._guests.values()
                     if guests for uuid, state in guests.items()}
 
+    @property
+    def builds_servers(self):
+        return self.conf.instances > 0
+
     def use_flavor(self, flavor):
         self._flavor = flavor
 

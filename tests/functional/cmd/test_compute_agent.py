@@ -64,6 +64,13 @@ class TestLocalAgent(base.BaseTestCase):
             lambda: _report_counts(self.database,
                                    host='compute-a')[0] > first))
 
+    def test_says_nothing_of_flavors_it_has_no_servers_for(self):
+        agent = self._start('--host', 'compute-a')
+
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, host='compute-a')))
+        self.assertNotIn('flavor', agent.log())
+
     def test_a_host_in_another_zone_stops_the_agent_in_one_line(self):
         agent = self._start('--host', 'compute-a', '--availability-zone',
                             'az1')
