@@ -48,6 +48,27 @@ DATABASE_DOWN = condition_log.Messages(
     ended='Recovered: heartbeats are reaching the database again, after '
           '%(seconds)d s.')
 
+SHARED = condition_log.Messages(
+    level=logging.ERROR,
+    started=('Another agent heartbeats as %(names)s too: its report count '
+             'rose by more than the heartbeats of this agent. While both '
+             'run, the host looks up when either does, so its failure goes '
+             'unseen. Run one agent per host name: stop the other, or give '
+             'it a [DEFAULT] host of its own.',
+             'Other agents heartbeat as %(count)d services of this agent '
+             'too: %(names)s. Their report counts rose by more than the '
+             'heartbeats of this agent. While both run, a host looks up '
+             'when either does, so its failure goes unseen. Run one agent '
+             'per host name: stop the others, or give them hosts of their '
+             'own.'),
+    reminder=('Another agent still heartbeats as %(names)s; run one agent '
+              'per host name.',
+              'Other agents still heartbeat as %(count)d services of this '
+              'agent: %(names)s; run one agent per host name.'),
+    ended=('No other agent has heartbeated as %(names)s for %(window)d s.',
+           'No other agent has heartbeated as %(count)d services of this '
+           'agent for %(window)d s: %(names)s.'))
+
 FAILING = condition_log.Messages(
     level=logging.ERROR,
     started='Unexpected error in the heartbeats of %(services)d '
@@ -70,6 +91,12 @@ class Heartbeat(periodic.Ticker):
     unexpected error) is logged when it starts and when it ends, and
     reminded every ``remind_every`` seconds while it lasts, one line for
     all the services concerned: never a line per service per tick.
+
+    Another agent heartbeating as one of the services (the same host name
+    given twice) shows as a report count that rose by more than one between
+    two ticks; the service stays named until no such rise was seen for
+    ``remind_every`` seconds, so two agents whose ticks interleave unevenly
+    never make the line come and go.
     """
 
     def __init__(self, report, services, interval, remind_every,
@@ -78,9 +105,17 @@ class Heartbeat(periodic.Ticker):
         self._report = report
         self._services = list(services)
         self._alive = alive
-        self._forced_down, self._gone, self._database_down, self._failing = (
+        self._clock = clock
+        self._remind_every = remind_every
+        # name -> report_count after this agent's last heartbeat of it, and
+        # name -> when a rise by another agent was last seen.
+        self._counts = {}
+        self._others_seen_at = {}
+        (self._forced_down, self._gone, self._database_down, self._failing,
+         self._shared) = (
             condition_log.ConditionLog(LOG, messages, remind_every, clock)
-            for messages in (FORCED_DOWN, ROWS_GONE, DATABASE_DOWN, FAILING))
+            for messages in (FORCED_DOWN, ROWS_GONE, DATABASE_DOWN, FAILING,
+                             SHARED))
 
     def tick(self):
         """Report every service once; returns True when all succeeded."""
@@ -95,17 +130,39 @@ class Heartbeat(periodic.Ticker):
         # Logged out of the except block: oslo.log would otherwise append
         # the exception to every line, repeating what the line says.
         if failure is not None:
+            # The heartbeat may have committed unseen: count afresh.
+            self._counts = {}
             self._failed(failure)
             return False
         self._database_down.update([])
         self._failing.update([])
         gone = dict.fromkeys(name(service) for service in gone)
         self._gone.update(list(gone))
+        self._shared.update(self._shared_names(services, gone), forget=gone,
+                            window=self._remind_every)
         self._forced_down.update([
             name(service) for service in services
             if service.forced_down and name(service) not in gone],
             forget=gone)
         return not gone
+
+    def _shared_names(self, services, gone):
+        """Names of the services another agent heartbeats as too, lately."""
+        now = self._clock()
+        counts = {}
+        for service in services:
+            key = name(service)
+            if key in gone:
+                continue
+            counts[key] = service.report_count
+            before = self._counts.get(key)
+            if before is not None and service.report_count > before + 1:
+                self._others_seen_at[key] = now
+        self._counts = counts
+        self._others_seen_at = {
+            key: seen for key, seen in self._others_seen_at.items()
+            if key not in gone and now - seen < self._remind_every}
+        return list(self._others_seen_at)
 
     def _failed(self, exc):
         if isinstance(exc, exception.DatabaseUnavailable):

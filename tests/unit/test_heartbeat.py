@@ -5,6 +5,7 @@ Ticks run on a fake clock that the test moves, 10 s a tick, with reminders
 every 300 s: a hundred ticks are 1000 s of an agent's life, in no time.
 """
 
+import collections
 import logging
 import threading
 
@@ -60,23 +61,31 @@ class Report:
     """A report callable standing in for the database.
 
     ``forced`` are the hosts stored as forced down (each tick sets
-    ``forced_down`` on the services, as the DB driver's report does),
-    ``gone`` the hosts whose rows are deleted, and ``error`` an exception
-    every tick raises while it is set.
+    ``forced_down`` and ``report_count`` on the services, as the DB
+    driver's report does), ``gone`` the hosts whose rows are deleted,
+    ``others`` the hosts another agent heartbeats as too (once between two
+    ticks), and ``error`` an exception every tick raises while it is set,
+    after its heartbeats committed (the answer lost on the way back).
     """
 
-    def __init__(self, forced=(), gone=(), error=None):
+    def __init__(self, forced=(), gone=(), error=None, others=()):
         self.forced = set(forced)
         self.gone = set(gone)
         self.error = error
+        self.others = set(others)
+        self.stored_counts = collections.Counter()
         self.calls = 0
 
     def __call__(self, services):
         self.calls += 1
+        for service in services:
+            self.stored_counts[service.host] += (
+                2 if service.host in self.others else 1)
         if self.error is not None:
             raise self.error
         for service in services:
             service.forced_down = service.host in self.forced
+            service.report_count = self.stored_counts[service.host]
         return [service for service in services if service.host in self.gone]
 
 
@@ -240,6 +249,78 @@ class TestRowsGone(HeartbeatTestCase):
         self.assertIn('is back', self.messages()[1])
 
 
+class TestAnotherAgentAsTheSameHost(HeartbeatTestCase):
+
+    def test_one_error_then_reminders_while_it_lasts(self):
+        loop = self.loop(Report(others={'compute2'}),
+                         ('compute1', 'compute2'))
+
+        self.assertEqual([True] * 100, self.ticks(loop, 100))
+
+        # Seen at the second tick (the first counts), reminded at 310,
+        # 610 and 910 s.
+        self.assertEqual(['ERROR'] * 4, self.levels())
+        first, *reminders = self.messages()
+        self.assertEqual(
+            'Another agent heartbeats as nova-compute on compute2 too: its '
+            'report count rose by more than the heartbeats of this agent. '
+            'While both run, the host looks up when either does, so its '
+            'failure goes unseen. Run one agent per host name: stop the '
+            'other, or give it a [DEFAULT] host of its own.', first)
+        self.assertEqual(['Another agent still heartbeats as nova-compute '
+                          'on compute2; run one agent per host name.'] * 3,
+                         reminders)
+
+    def test_ends_once_no_other_heartbeat_is_seen_for_a_while(self):
+        report = Report(others={'compute1'})
+        loop = self.loop(report)
+        self.ticks(loop, 10)
+        report.others.clear()
+
+        # Last seen at 90 s: still named (and reminded of at 310 s) until
+        # 390 s.
+        self.ticks(loop, 29)
+        self.assertEqual(['ERROR', 'ERROR'], self.levels())
+        self.ticks(loop, 1)
+
+        self.assertEqual(['ERROR', 'ERROR', 'INFO'], self.levels())
+        self.assertEqual('No other agent has heartbeated as nova-compute on '
+                         'compute1 for 300 s.', self.messages()[-1])
+
+    def test_an_uneven_interleaving_does_not_make_it_come_and_go(self):
+        report = Report()
+        loop = self.loop(report)
+        for others in ({'compute1'}, set(), set(), {'compute1'}) * 7:
+            report.others = others
+            self.ticks(loop, 1)
+
+        self.assertEqual(['ERROR'], self.levels())
+
+    def test_a_heartbeat_whose_answer_was_lost_is_not_another_agent(self):
+        report = Report()
+        loop = self.loop(report)
+        self.ticks(loop, 3)
+        report.error = RuntimeError('connection reset after commit')
+        self.ticks(loop, 2)
+        report.error = None
+
+        self.assertEqual([True] * 5, self.ticks(loop, 5))
+
+        self.assertNotIn('Another agent', ' '.join(self.messages()))
+
+    def test_a_service_whose_row_is_gone_is_forgotten(self):
+        report = Report(others={'compute1'})
+        loop = self.loop(report)
+        self.ticks(loop, 3)
+        report.gone = {'compute1'}
+
+        self.ticks(loop, 10)
+
+        self.assertEqual(['ERROR', 'ERROR'], self.levels())
+        self.assertIn('is gone', self.messages()[1])
+        self.assertNotIn('No other agent', ' '.join(self.messages()))
+
+
 class TestFailedTicks(HeartbeatTestCase):
 
     def test_database_outage_is_one_warning_reminders_and_recovery(self):
@@ -317,6 +398,8 @@ class ScriptedReport:
         outcome = self._outcomes.pop(0) if self._outcomes else []
         if isinstance(outcome, Exception):
             raise outcome
+        for service in services:
+            service.report_count = self.calls
         return [service for service in services if service.host in outcome]
 
 

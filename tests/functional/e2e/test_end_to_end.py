@@ -7,6 +7,7 @@ import json
 import time
 import warnings
 
+import fixtures
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 from novaclient import client as nova_client
@@ -167,6 +168,37 @@ class TestForceDownWithNovaclient(EndToEndTestCase):
 
         nova.services.force_down(HOST, 'nova-compute', False)
         self.assertEqual('up', self.service_state(nova).state)
+
+
+class TestTwoAgentsAsOneHost(EndToEndTestCase):
+    """An agent left running with the host name another one heartbeats as."""
+
+    ANOTHER = 'Another agent heartbeats as nova-compute on %s too' % HOST
+
+    def start_agent(self, *args):
+        directory = self.useFixture(fixtures.TempDir()).path
+        reminders = processes.write_config(
+            directory, '[DEFAULT]\nlog_reminder_interval = 3\n')
+        return super().start_agent('--driver', 'local', '--host', HOST,
+                                   '--config-file', reminders, *args)
+
+    def test_both_say_so_and_the_one_left_says_when_it_ended(self):
+        first = self.start_agent()
+        self.wait_for_heartbeats(beats=3)
+        self.assertNotIn(self.ANOTHER, first.log())
+
+        second = self.start_agent()
+
+        self.assertTrue(first.wait_for_log(self.ANOTHER), first.log())
+        self.assertTrue(second.wait_for_log(self.ANOTHER), second.log())
+        self.assertEqual(0, second.stop())
+        self.assertTrue(first.wait_for_log(
+            'No other agent has heartbeated as nova-compute on %s for 3 s.'
+            % HOST), first.log())
+        log = first.log()
+        self.assertEqual(1, log.count(self.ANOTHER), log)
+        self.assertIn('Run one agent per host name', log)
+        self.assertNotIn('Traceback', log)
 
 
 class TestOpenStackSDK(EndToEndTestCase):
