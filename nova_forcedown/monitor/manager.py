@@ -51,6 +51,22 @@ BLIND = condition_log.Messages(
     reminder='Still fencing nothing after %(seconds)d s: %(why)s.',
     ended='Recovered: liveness can be read again, after %(seconds)d s.')
 
+# One condition per zone held back by the fence-storm limit: one line for
+# the zone, however many of its hosts are down, and not one per host each
+# time the count of a partition grows.
+ZONE_HELD = condition_log.Messages(
+    level=logging.WARNING,
+    started='Fencing none of zone %(names)s: %(down)d of its %(hosts)d '
+            'compute hosts are down at once (%(forced_down)d already forced '
+            'down), more than the %(limit)s the monitor may fence ([fencing] '
+            'max_forced_down_fraction); the monitor may be cut off from '
+            'them. Down: %(suspects)s.',
+    reminder='Still fencing none of zone %(names)s after %(seconds)d s: '
+             '%(down)d of its %(hosts)d compute hosts are down at once. '
+             'Down: %(suspects)s.',
+    ended='Zone %(names)s is within the fence-storm limit again, after '
+          '%(seconds)d s: its hosts still down are judged one by one.')
+
 
 class Monitor(periodic.Ticker):
 
@@ -71,6 +87,8 @@ class Monitor(periodic.Ticker):
         self._leading = None
         # host -> (what was last said of it, when it was judged).
         self._said = {}
+        # zone -> its ConditionLog, while the fence-storm limit holds it.
+        self._held = {}
         # host -> why it could not be switched back on, last said.
         self._restore_failed = {}
         # Servers found with nowhere to go, said once.
@@ -124,8 +142,7 @@ class Monitor(periodic.Ticker):
         refused = detection.refused_zones(services, suspected, zones.of,
                                           self.limit)
         held = {host for refusal in refused for host in refusal.suspects}
-        for refusal in refused:
-            self._refuse(refusal)
+        self._hold(refused)
         judged = [host for host in suspected
                   if host not in held and self._due(host)]
         for host in judged:
@@ -269,16 +286,20 @@ class Monitor(periodic.Ticker):
                                   self._conf.monitor.probe_port,
                                   self._conf.monitor.probe_timeout)
 
-    def _refuse(self, refusal):
-        why = ('%d of the %d compute hosts of zone %s are down at once '
-               '(%d already forced down): more than the %s the monitor may '
-               'fence ([fencing] max_forced_down_fraction); the monitor '
-               'may be cut off from them' % (
-                   len(refusal.suspects) + refusal.forced_down,
-                   refusal.hosts, refusal.zone, refusal.forced_down,
-                   refusal.limit))
-        for host in refusal.suspects:
-            self._tell(host, 'not fenced: ' + why)
+    def _hold(self, refused):
+        """Say which zones the fence-storm limit holds, when that changes."""
+        for refusal in refused:
+            if refusal.zone not in self._held:
+                self._held[refusal.zone] = condition_log.ConditionLog(
+                    LOG, ZONE_HELD, self._conf.log_reminder_interval,
+                    self._clock)
+            self._held[refusal.zone].update(
+                [refusal.zone], hosts=refusal.hosts,
+                down=len(refusal.suspects) + refusal.forced_down,
+                forced_down=refusal.forced_down, limit=refusal.limit,
+                suspects=condition_log.describe(refusal.suspects))
+        for zone in set(self._held) - {refusal.zone for refusal in refused}:
+            self._held.pop(zone).update([])
 
     def _due(self, host):
         said = self._said.get(host)

@@ -165,11 +165,23 @@ class TestHostFailure(MonitorTestCase):
         # would rightly be fenced).
         self.cloud.cut_power('rack-a-1', 'rack-a-2', 'rack-a-3')
         output = monitored_hosts.wait_for_log(
-            monitor, '3 of the 4 compute hosts of zone nova are down at once')
-        self.assertIn('may be cut off', output)
+            monitor, 'Fencing none of zone nova: 3 of its 4 compute hosts '
+                     'are down at once')
+        self.assertIn('may be cut off from them. Down: rack-a-1, rack-a-2, '
+                      'rack-a-3.', output)
         time.sleep(2)
         self.assertEqual([], self.cloud.forced_down())
         self.assertNotIn('fence', self.cloud.history('rack-a-1'))
+
+        # Power back: the zone is within the limit again. One line said
+        # it was held, one that it is no longer; nothing per host.
+        for host in ('rack-a-1', 'rack-a-2', 'rack-a-3'):
+            fake_bmc.write_power(self.cloud.state_dir, host, fake_bmc.ON)
+        output = monitored_hosts.wait_for_log(
+            monitor, 'Zone nova is within the fence-storm limit again')
+        self.assertEqual(1, output.count('zone nova'), output)
+        self.assertNotIn('Host rack-a-1 is down', output)
+        self.assertEqual([], self.cloud.forced_down())
 
 
 @testtools.skipIf(shutil.which('fence_ipmilan') is None,
