@@ -190,9 +190,18 @@ class Monitor(periodic.Ticker):
                        logging.ERROR)
             return
         self._said.pop(host, None)
-        LOG.warning('Host %s is fenced (%s) and forced down; its servers are '
-                    'marked shut down and evacuated.', host,
-                    'found powered off' if already_off else 'powered off')
+        LOG.warning('Host %s is fenced (%s) and forced down, its servers '
+                    'marked shut down; %s.', host,
+                    'found powered off' if already_off else 'powered off',
+                    self._to_evacuate(host))
+
+    def _to_evacuate(self, host):
+        """How many servers of ``host`` are to be evacuated, said."""
+        count = len(recovery.left_on(self._context, self._conf, host))
+        if self._conf.monitor.evacuate == monitor_conf.EVACUATE_TAGGED:
+            return ('%d server(s) to evacuate (tagged ones only: [monitor] '
+                    'evacuate = tagged)' % count)
+        return '%d server(s) to evacuate' % count
 
     def evacuate(self, services):
         """Go on with the hosts it recovers: evacuate, then restore.

@@ -118,6 +118,9 @@ class TestHostFailure(MonitorTestCase):
                                      'status')
         self.assertIn('Chassis Power is off', status.stdout)
         self.assertLess(forced_down_after, 30, monitor.output())
+        self.assertIn('Host rack-a-2 is fenced (found powered off) and '
+                      'forced down, its servers marked shut down; 2 '
+                      'server(s) to evacuate.', monitor.output())
         self.assertNotIn('Traceback', monitor.output())
 
     def test_an_agent_dead_alone_is_not_fenced(self):
@@ -182,6 +185,36 @@ class TestHostFailure(MonitorTestCase):
         self.assertEqual(1, output.count('zone nova'), output)
         self.assertNotIn('Host rack-a-1 is down', output)
         self.assertEqual([], self.cloud.forced_down())
+
+
+class TestTaggedOnly(MonitorTestCase):
+    """[monitor] evacuate = tagged: Masakari's HA_Enabled=True metadata."""
+
+    monitor_options = 'evacuate = tagged'
+
+    def test_only_the_tagged_server_is_evacuated(self):
+        tagged, untagged = self.cloud.server_uuids('rack-a-2')
+        self.cloud.set_user_metadata(tagged, {'HA_Enabled': 'True'})
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+
+        self.power_off('rack-a-2')
+
+        def evacuated():
+            copies = self.cloud.running_copies()
+            moved = copies.get(tagged, ['rack-a-2']) != ['rack-a-2']
+            return moved and copies
+        copies = processes.wait_until(evacuated, timeout=60)
+        self.assertTrue(copies, monitor.output())
+        self.assertEqual(1, len(copies[tagged]), copies)
+        self.assertNotIn(untagged, copies)
+        self.assertIn('Host rack-a-2 is fenced (found powered off) and '
+                      'forced down, its servers marked shut down; 1 '
+                      'server(s) to evacuate (tagged ones only: [monitor] '
+                      'evacuate = tagged).', monitor.output())
+        history = self.cloud.history('rack-a-2')
+        self.assertIn('server %s host' % tagged, history)
+        self.assertNotIn('server %s host' % untagged, history)
 
 
 @testtools.skipIf(shutil.which('fence_ipmilan') is None,
