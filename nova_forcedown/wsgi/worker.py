@@ -36,6 +36,7 @@ from waitress import channel
 from waitress import parser
 from waitress import server
 from waitress import task
+from waitress import utilities
 from waitress import wasyncore
 
 from nova_forcedown.api import fault
@@ -60,9 +61,46 @@ HTTP10_CHUNKED_MESSAGE = ('Transfer-Encoding is not part of HTTP/1.0; send '
                           'a Content-Length, or use HTTP/1.1.')
 HEADERS_TOO_LARGE_MESSAGE = ('The request headers are larger than %d bytes; '
                              'send fewer or shorter ones.')
+TLS_MESSAGE = ('The connection opened with a TLS handshake (an https:// '
+               'URL?); this endpoint speaks plain HTTP: use http://, or put '
+               'a TLS proxy in front of it.')
+START_LINE_MESSAGE = 'Start line is invalid'
+VERSION_MESSAGE = ('HTTP/%s is not supported; send HTTP/1.1 (or HTTP/1.0).')
 ENCODING_MESSAGE = ('The request\'s Transfer-Encoding is not supported; '
                     'send a Content-Length, or Transfer-Encoding: chunked '
                     'alone.')
+
+
+# The first bytes of a TLS handshake record: a ClientHello, where a
+# request's method should be.
+_TLS_HANDSHAKE = b'\x16\x03'
+# A method is a token (RFC 9110 5.6.2); past this many bytes the start of
+# a request is no longer looked at by itself.
+_TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789"
+                   b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_METHOD_BYTES = 32
+
+
+class VersionNotSupported(utilities.Error):
+    code = 505
+    reason = 'HTTP Version Not Supported'
+
+
+def start_problem(start):
+    """Why the first bytes of a request cannot start one, or None.
+
+    waitress reads up to the end of the headers before it looks at the
+    start line; a client speaking TLS or another protocol may never send
+    one, and would wait for the connection's timeout. Its first bytes
+    already tell.
+    """
+    start = start.lstrip(b'\r\n')
+    if start.startswith(_TLS_HANDSHAKE):
+        return TLS_MESSAGE
+    method = start[:_METHOD_BYTES].split(b' ', 1)[0]
+    if not _TOKEN.issuperset(method):
+        return START_LINE_MESSAGE
+    return None
 
 
 class _Headers(dict):
@@ -89,6 +127,25 @@ class _RequestParser(parser.HTTPRequestParser):
     def __init__(self, adj):
         super().__init__(adj)
         self.headers = _Headers()
+
+    def received(self, data):
+        if self.body_rcv is None and len(self.header_plus) < _METHOD_BYTES:
+            problem = start_problem(self.header_plus + data)
+            if problem is not None:
+                return self._refused(utilities.BadRequest(problem), data)
+        consumed = super().received(data)
+        if self.error is None and self.version not in ('', '1.0', '1.1'):
+            return self._refused(
+                VersionNotSupported(VERSION_MESSAGE % self.version), data)
+        return consumed
+
+    def _refused(self, error, data):
+        """Complete the request as ``error``, consuming ``data``."""
+        # The error's response needs a request line of its own.
+        super().parse_header(b'GET / HTTP/1.0\r\n')
+        self.error = error
+        self.completed = True
+        return len(data)
 
     def parse_header(self, header_plus):
         super().parse_header(header_plus)

@@ -213,6 +213,50 @@ class TestBrokenTransfers(_ServerTestCase):
         self.assertNoTraceback()
 
 
+class TestOtherProtocols(_ServerTestCase):
+    """Clients that do not speak HTTP/1 are told at their first bytes.
+
+    Their requests may never end a line: waiting for the headers would
+    close them after client_socket_timeout with no answer at all.
+    """
+
+    # The start of a TLS 1.2 ClientHello: no line ever ends in it.
+    CLIENT_HELLO = b'\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03'
+
+    def test_a_tls_client_is_answered_at_once_and_logged(self):
+        status, body = _fault(self.exchange(self.CLIENT_HELLO))
+        self.assertEqual(400, status)
+        self.assertIn('TLS handshake', body['badRequest']['message'])
+        processes.wait_until(lambda: 'use http://' in self.server.output())
+        refusals = [line for line in self.server.output().splitlines()
+                    if 'TLS handshake' in line]
+        self.assertEqual(1, len(refusals), refusals)
+        self.assertIn(' INFO ', refusals[0])
+        self.assertNoTraceback()
+
+    def test_bytes_no_method_starts_with_are_refused_at_once(self):
+        status, body = _fault(self.exchange(b'\x00\xffGET'))
+        self.assertEqual(400, status)
+        self.assertEqual('Start line is invalid',
+                         body['badRequest']['message'])
+
+    def test_http2_is_a_505_fault(self):
+        status, body = _fault(self.exchange(
+            b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'))
+        self.assertEqual(505, status)
+        self.assertIn('HTTP/2.0 is not supported',
+                      body['computeFault']['message'])
+
+    def test_a_request_sent_a_byte_at_a_time_is_served(self):
+        sock = self.connect()
+        for byte in (b'\r\nGET /v2.1/os-services HTTP/1.1\r\nHost: t\r\n'
+                     b'X-Auth-Token: admin:0123abcd\r\n'
+                     b'Connection: close\r\n\r\n'):
+            sock.sendall(bytes([byte]))
+        response = _read_to_close(sock)
+        self.assertTrue(response.startswith(b'HTTP/1.1 200 '), response)
+
+
 class TestHostlessRequests(_ServerTestCase):
 
     def test_links_name_the_bound_address(self):
