@@ -65,7 +65,7 @@ TLS_MESSAGE = ('The connection opened with a TLS handshake (an https:// '
                'URL?); this endpoint speaks plain HTTP: use http://, or put '
                'a TLS proxy in front of it.')
 START_LINE_MESSAGE = 'Start line is invalid'
-VERSION_MESSAGE = ('HTTP/%s is not supported; send HTTP/1.1 (or HTTP/1.0).')
+VERSION_MESSAGE = 'HTTP/%s is not supported; send HTTP/1.1 (or HTTP/1.0).'
 ENCODING_MESSAGE = ('The request\'s Transfer-Encoding is not supported; '
                     'send a Content-Length, or Transfer-Encoding: chunked '
                     'alone.')
@@ -129,12 +129,14 @@ class _RequestParser(parser.HTTPRequestParser):
         self.headers = _Headers()
 
     def received(self, data):
+        if self.completed:
+            return 0
         if self.body_rcv is None and len(self.header_plus) < _METHOD_BYTES:
             problem = start_problem(self.header_plus + data)
             if problem is not None:
                 return self._refused(utilities.BadRequest(problem), data)
         consumed = super().received(data)
-        if self.error is None and self.version not in ('', '1.0', '1.1'):
+        if self.error is None and self.version[:1] not in ('', '1'):
             return self._refused(
                 VersionNotSupported(VERSION_MESSAGE % self.version), data)
         return consumed
