@@ -22,6 +22,7 @@ from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown.monitor import leadership as monitor_leadership
 from nova_forcedown.monitor import manager
+from nova_forcedown.monitor import readiness
 from nova_forcedown import notifications
 from nova_forcedown import objects
 from nova_forcedown.servicegroup import api as servicegroup_api
@@ -49,13 +50,14 @@ def main(argv=None):
     objects.register_all()
     stop = cmd.stop_on_signals()
     try:
-        monitor, leader = _start(conf)
+        loops, leader = _start(conf)
     except _STARTUP_ERRORS as exc:
         print('%s: %s' % (PROG, exception.first_line(exc)), file=sys.stderr)
         return 1
     stop.wait()
     LOG.info('Stopping on signal.')
-    monitor.stop(conf.monitor.fence_timeout)
+    for loop in loops:
+        loop.stop(conf.monitor.fence_timeout)
     leader.stop()
     notifications.flush()
     return 0
@@ -76,7 +78,10 @@ def _start(conf):
              {'member': leader.member_id,
               'interval': conf.monitor.interval,
               'url': url.split('?')[0]})
-    return monitor.start(), leader
+    loops = [monitor.start()]
+    if conf.monitor.bmc_check_interval:
+        loops.append(readiness.FenceReadiness(conf, leader).start())
+    return loops, leader
 
 
 if __name__ == '__main__':

@@ -118,6 +118,14 @@ MONITOR_OPTS = [
                      'they take no new servers; the monitor enables one '
                      'when it needs it. A reserved host that is down, '
                      'forced down or full is passed over.'),
+    cfg.IntOpt('bmc_check_interval', default=300, min=0,
+               help='Seconds between two checks that the leading monitor '
+                    'can read the power of every watched compute host '
+                    'through its fence driver, as Pacemaker monitors a '
+                    'fence device: a host it could not fence (a wrong '
+                    'password or address, a BMC away) is named in the log '
+                    'before it fails, not when it has. The first check '
+                    'comes as the monitor starts leading. 0: never.'),
     cfg.IntOpt('max_in_flight', default=10, min=1,
                help='Evacuations the monitor keeps under way at once, over '
                     'every host it recovers; the rest wait their turn.'),

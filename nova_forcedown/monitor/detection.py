@@ -17,11 +17,16 @@ Refusal = collections.namedtuple('Refusal', (
     'zone', 'suspects', 'forced_down', 'hosts', 'limit'))
 
 
+def watched(services):
+    """The records of ``services`` (compute) whose hosts are watched."""
+    return [service for service in services
+            if not service.disabled and not service.forced_down]
+
+
 def suspects(services, is_up):
     """Hosts of the watched ``services`` (compute records) that are down."""
-    return sorted(service.host for service in services
-                  if not service.disabled and not service.forced_down and
-                  not is_up(service))
+    return sorted(service.host for service in watched(services)
+                  if not is_up(service))
 
 
 def refused_zones(services, suspected, zone_of, limit):

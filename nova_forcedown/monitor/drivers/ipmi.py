@@ -51,21 +51,27 @@ class IpmiDriver(base.FenceDriver):
     def _call(self, request):
         settings = self.settings
         address = self.address()
+        port = settings.bmc_port or IPMI_PORT
         try:
             with _SESSIONS:
                 answer = request(command.Command(
                     address, _bytes(settings.bmc_username),
-                    _bytes(settings.bmc_password),
-                    port=settings.bmc_port or IPMI_PORT))
+                    _bytes(settings.bmc_password), port=port))
         # pyghmi raises its own errors, OSError, and for a session gone
         # wrong plain TypeErrors and the like: all say the BMC failed.
         except Exception as exc:  # noqa
-            raise base.FenceError('IPMI %s:%s: %s' % (
-                settings.bmc_address, settings.bmc_port, exc))
+            raise base.FenceError('IPMI %s:%s: %s' % (address, port,
+                                                      _said(exc)))
         if isinstance(answer, dict) and 'error' in answer:
-            raise base.FenceError('IPMI %s:%s: %s' % (
-                settings.bmc_address, settings.bmc_port, answer['error']))
+            raise base.FenceError('IPMI %s:%s: %s' % (address, port,
+                                                      answer['error']))
         return answer
+
+
+def _said(exc):
+    """What a pyghmi error says: nothing, of a BMC that never answers."""
+    text = str(exc)
+    return 'no answer' if text in ('', 'None') else text
 
 
 def chassis_status(data):

@@ -95,6 +95,37 @@ class MonitorTestCase(testtools.TestCase):
             self.assertNotEqual(host, hosts[0])
 
 
+class TestFenceReadiness(MonitorTestCase):
+    """A host the monitor could not fence is named while it is up."""
+
+    monitor_options = 'bmc_check_interval = 1'
+
+    def test_a_host_it_could_not_fence_is_named_before_it_fails(self):
+        # rack-b-1's BMC is away from the start; every host is up.
+        rack = self.cloud.rack_of('rack-b-1')
+        rack.bmcs.stop(signal.SIGKILL)
+        monitor = self.cloud.start_monitor()
+        output = monitored_hosts.wait_for_log(monitor, 'Fence drivers checked')
+        self.assertIn('Fence drivers checked: 3 of 4 watched compute hosts '
+                      'can be fenced', output)
+        said = [line for line in output.splitlines()
+                if 'cannot be fenced' in line]
+        self.assertEqual(1, len(said), said)
+        self.assertIn(' ERROR ', said[0])
+        self.assertIn('Host rack-b-1 cannot be fenced: its BMC cannot be '
+                      'read (IPMI 127.0.0.1:%d: no answer).' % rack.bmc_port,
+                      said[0])
+        self.assertIn('fix its [monitor_host:rack-b-1] section', said[0])
+
+        # Its BMC back, the next check (every second here) says so.
+        self.cloud.restart_bmcs(rack)
+        output = monitored_hosts.wait_for_log(
+            monitor, 'Host rack-b-1 can be fenced again')
+        self.assertEqual(1, output.count('cannot be fenced'))
+        self.assertEqual([], self.cloud.forced_down())
+        self.assertNotIn('Traceback', output)
+
+
 class TestHostFailure(MonitorTestCase):
 
     def test_a_dead_host_is_fenced_forced_down_and_its_servers_run_again(
@@ -154,8 +185,8 @@ class TestHostFailure(MonitorTestCase):
         rack.bmcs.stop(signal.SIGKILL)
         monitor = self.cloud.start_monitor()
         rack.agent.stop(signal.SIGKILL)
-        output = monitored_hosts.wait_for_log(monitor, 'cannot be read')
-        self.assertIn('Host rack-b-1 is down: its BMC cannot be read', output)
+        output = monitored_hosts.wait_for_log(
+            monitor, 'Host rack-b-1 is down: its BMC cannot be read')
         self.assertEqual([], self.cloud.forced_down())
         self.assertNotIn('Traceback', output)
 
