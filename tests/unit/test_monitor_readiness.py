@@ -11,6 +11,7 @@ from stevedore import exception as stevedore_exc
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.monitor.drivers import base as drivers
 from nova_forcedown.monitor import readiness
+from tests.unit import test_heartbeat
 
 ON = drivers.BmcStatus(drivers.ON, drivers.OK, ())
 Service = collections.namedtuple('Service', 'host disabled forced_down')
@@ -37,15 +38,6 @@ class Bmcs:
         return answer
 
 
-class Clock:
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-
 class TestFenceReadiness(base.BaseTestCase):
 
     def setUp(self):
@@ -56,7 +48,7 @@ class TestFenceReadiness(base.BaseTestCase):
         self.conf = nf_conf.make_conf([])
         self.conf.set_override('bmc_check_interval', 60, group='monitor')
         self.bmcs = Bmcs()
-        self.clock = Clock()
+        self.clock = test_heartbeat.FakeClock()
         self.leadership = types.SimpleNamespace(leading=True)
         self.readiness = readiness.FenceReadiness(
             self.conf, self.leadership, self.clock, self.bmcs.load,
