@@ -23,6 +23,7 @@ from nova_forcedown.db import purge as db_purge
 from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown.monitor.drivers import base as fence_drivers
+from nova_forcedown.monitor import readiness as monitor_readiness
 from nova_forcedown.monitor import recovery as monitor_recovery
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
@@ -363,6 +364,38 @@ def _host_power_on(conf):
           'force-down %s --unset".' % (host, host))
 
 
+FENCE_STATUS_COLUMNS = ('Host', 'Fence Driver', 'Power', 'Health',
+                        'Problem')
+
+
+def _host_fence_status(conf):
+    """Read each HOST's power through its fence driver, as the monitor would.
+
+    Every compute host when none is named. Exit 1 when one cannot be read:
+    the monitor could not fence it.
+    """
+    schema.check_migrated()
+    hosts = conf.command.host_names or sorted(
+        service.host for service in service_obj.ServiceList.get_records(
+            nf_context.get_operator_context(),
+            binary=service_obj.COMPUTE_BINARY, include_api=False))
+    rows = [_fence_status_row(conf, host) for host in hosts]
+    print(_table(FENCE_STATUS_COLUMNS, rows))
+    failing = sum(1 for row in rows if row[-1])
+    print('%d of %d host(s) can be fenced.' % (
+        len(rows) - failing, len(rows)))
+    return 1 if failing else 0
+
+
+def _fence_status_row(conf, host):
+    status, why = monitor_readiness.fence_status(conf, host)
+    driver = monitor_conf.host_settings(conf, host).fence_driver
+    if status is None:
+        return (host, driver, '', '', why)
+    return (host, driver, status.power, ', '.join(
+        [status.health or 'unknown', *status.faults]), '')
+
+
 def _print_host_changes(changes, summary):
     """A row per server changed, each state as "old -> new" if it moved."""
     def shown(change, field):
@@ -404,6 +437,14 @@ def _add_host_parsers(subparsers):
                          'its history.')
     power_on.add_argument('host_name', metavar='HOST')
     power_on.set_defaults(func=_host_power_on)
+    fence_status = commands.add_parser(
+        'fence-status', help='Read the power of each HOST (every compute '
+                             'host by default) through the fence driver of '
+                             'its [monitor_host:HOST] section, as the '
+                             'monitor does before it fences; exit 1 when '
+                             'one cannot be fenced.')
+    fence_status.add_argument('host_names', metavar='HOST', nargs='*')
+    fence_status.set_defaults(func=_host_fence_status)
 
 
 AGGREGATE_COLUMNS = ('Id', 'UUID', 'Name', 'Availability Zone', 'Hosts',

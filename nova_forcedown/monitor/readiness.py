@@ -114,16 +114,7 @@ class FenceReadiness(periodic.Ticker):
 
     def problem(self, host):
         """Why ``host`` could not be fenced now, or None."""
-        settings = monitor_conf.host_settings(self._conf, host)
-        try:
-            self._load(settings, self._conf.monitor.fence_timeout).status()
-        except stevedore_exc.NoMatches:
-            return 'its fence_driver %r does not exist' % settings.fence_driver
-        except drivers.FenceError as exc:
-            return 'its BMC cannot be read (%s)' % exc
-        except Exception as exc:  # noqa: a driver that fails cannot fence
-            return 'its fence driver fails (%s)' % exception.first_line(exc)
-        return None
+        return fence_status(self._conf, host, self._load)[1]
 
     def _tell(self, host, why):
         said = self._failing.get(host)
@@ -137,3 +128,20 @@ class FenceReadiness(periodic.Ticker):
                 self._clock))
             self._failing[host] = said
         said[1].update([host], why=why)
+
+
+def fence_status(conf, host, load=drivers.load):
+    """What ``host``'s fence driver reads of it: (BmcStatus, None).
+
+    (None, why) when it cannot read it, and so could not fence the host.
+    """
+    settings = monitor_conf.host_settings(conf, host)
+    try:
+        return load(settings, conf.monitor.fence_timeout).status(), None
+    except stevedore_exc.NoMatches:
+        why = 'its fence_driver %r does not exist' % settings.fence_driver
+    except drivers.FenceError as exc:
+        why = 'its BMC cannot be read (%s)' % exc
+    except Exception as exc:  # noqa: a driver that fails cannot fence
+        why = 'its fence driver fails (%s)' % exception.first_line(exc)
+    return None, why

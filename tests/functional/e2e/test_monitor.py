@@ -125,6 +125,28 @@ class TestFenceReadiness(MonitorTestCase):
         self.assertEqual([], self.cloud.forced_down())
         self.assertNotIn('Traceback', output)
 
+    def test_an_operator_reads_each_hosts_power_as_the_monitor_would(self):
+        self.cloud.rack_of('rack-b-1').bmcs.stop(signal.SIGKILL)
+        self.power_off('rack-a-2')
+
+        result = self.cloud.manage('host', 'fence-status')
+        self.assertEqual(1, result.returncode, result.stderr)
+        rows = {cells[0]: cells[1:] for cells in map(
+            monitored_hosts.table_cells, result.stdout.splitlines()[3:-2])}
+        self.assertEqual({
+            'rack-a-1': ['ipmi', 'on', 'ok', ''],
+            'rack-a-2': ['ipmi', 'off', 'ok', ''],
+            'rack-a-3': ['ipmi', 'on', 'ok', ''],
+            'rack-b-1': ['ipmi', '', '', 'its BMC cannot be read (IPMI '
+                         '127.0.0.1:%d: no answer)' % self.cloud.rack_of(
+                             'rack-b-1').bmc_port]}, rows)
+        self.assertEqual('3 of 4 host(s) can be fenced.',
+                         result.stdout.splitlines()[-1])
+
+        result = self.cloud.manage('host', 'fence-status', 'rack-a-1')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertIn('1 of 1 host(s) can be fenced.', result.stdout)
+
 
 class TestHostFailure(MonitorTestCase):
 
