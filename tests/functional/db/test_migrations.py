@@ -4,9 +4,11 @@ Each test starts from an empty, freshly provisioned database.
 """
 
 import json
+import logging
 
 from alembic import config as alembic_config
 from alembic import script as alembic_script
+import fixtures
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 
@@ -119,6 +121,19 @@ class MigrationsMixin:
             self.assertEqual(revision, schema.db_version(self.engine))
         self.assertEqual(schema.head_revision(),
                          schema.db_version(self.engine))
+
+    def test_each_upgrade_is_one_log_line(self):
+        # alembic logs each revision's first paragraph: an operator's log
+        # reader (and grep) needs it on one line.
+        log = self.useFixture(fixtures.FakeLogger(
+            name='alembic.runtime.migration', level=logging.INFO,
+            format='RECORD %(message)s'))
+        schema.db_sync(self.engine)
+        lines = log.output.splitlines()
+        self.assertEqual([], [line for line in lines
+                              if not line.startswith('RECORD ')])
+        self.assertEqual(len(_revisions_oldest_first()),
+                         sum('Running upgrade' in line for line in lines))
 
     def test_initial_schema_predates_forced_down(self):
         schema.db_sync(self.engine, INITIAL)

@@ -1,5 +1,6 @@
-"""Add what a server view shows of a server beyond its state: its
-reservation, root device, image properties and addresses.
+"""Add a server's reservation, root device, image properties and addresses.
+
+The server view shows them beyond its state.
 
 ``system_metadata`` holds the image properties copied when the server was
 built (``image_<property>`` keys, as Nova's system metadata names them);
