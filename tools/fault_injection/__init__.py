@@ -2,20 +2,21 @@
 
     python -m tools.fault_injection [--duration 120] [--seed 0]
         [--hosts 8] [--clients 16] [--db-url URL] [--coordination redis]
-        [--json]
+        [--messaging rabbit] [--json]
 
 Run it from a checkout with the project installed. It creates a fresh
 database (a temporary SQLite file, or one of its own on the server that
 ``--db-url`` names), starts ``nova-forcedown-api`` (noauth2, loopback)
 and one ``nova-forcedown-compute --driver fake`` agent per simulated
 host, each host running a few servers of a big flavor, every process
-reaching the database (and Redis, with ``--coordination redis``) through
-a relay that the tool cuts. Then, for ``--duration`` seconds, client
-threads evacuate the servers of fenced hosts at random microversions and
-destinations, try to force hosts up and list, while the injector crashes
-agents, fences hosts (SIGKILL, power off, force down) and repairs them,
-kills destinations just after an evacuation to them was accepted, and
-cuts the database and Redis. The invariants (:mod:`.invariants`) are
+reaching the database (and Redis, with ``--coordination redis``, and
+RabbitMQ, with ``--messaging rabbit``) through a relay that the tool
+cuts. Then, for ``--duration`` seconds, client threads evacuate the
+servers of fenced hosts at random microversions and destinations, try to
+force hosts up and list, while the injector crashes agents, fences hosts
+(SIGKILL, power off, force down) and repairs them, kills destinations
+just after an evacuation to them was accepted, and cuts the database,
+Redis and the broker. The invariants (:mod:`.invariants`) are
 checked after every step and every half second, and once more after the
 final recovery; every answer is judged (:mod:`.client`). It prints the
 counts and exits 1 on any violation.

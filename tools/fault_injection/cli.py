@@ -34,8 +34,8 @@ def parse(argv):
         prog='python -m tools.fault_injection',
         description='Evacuation storms against real agents while they '
                     'crash, hosts are fenced and repaired, and the '
-                    'database (and Redis) go away; exits 1 on any '
-                    'violated invariant.')
+                    'database, Redis and the broker go away; exits 1 on '
+                    'any violated invariant.')
     parser.add_argument('--duration', type=float, default=120,
                         help='seconds of storm and faults (default 120)')
     parser.add_argument('--seed', default='0',
@@ -56,6 +56,11 @@ def parse(argv):
                         help='the tooz servicegroup driver on Redis '
                              '127.0.0.1:6379 (through a relay that is cut '
                              'too); default: the db driver')
+    parser.add_argument('--messaging', choices=('rabbit',),
+                        help='cast the tasks to the agents over RabbitMQ '
+                             '127.0.0.1:5672, in a virtual host of the '
+                             "run's own, through a relay that is cut too; "
+                             'default: the agents look in the database')
     parser.add_argument('--max-fenced', type=int,
                         help='hosts fenced at once (default: a quarter)')
     parser.add_argument('--client-timeout', type=float, default=30,
@@ -78,7 +83,7 @@ def parse(argv):
 def main(argv=None):
     args = parse(argv)
     deployment = deployment_mod.Deployment(args.db_url, args.coordination,
-                                           SERVICE_DOWN_TIME)
+                                           SERVICE_DOWN_TIME, args.messaging)
     processes = []
     try:
         figures = _run(args, deployment, processes)
@@ -101,7 +106,7 @@ def main(argv=None):
 def _run(args, deployment, processes):
     started = time.monotonic()
     violations = report.Violations()
-    cuts = api_client.Cuts()
+    cuts = api_client.Cuts(harmless={deployment_mod.BROKER})
     schema.db_sync(deployment.engine)
     api_process = deployment_mod.Api(deployment)
     processes.append(api_process)
@@ -149,6 +154,7 @@ def _run(args, deployment, processes):
         'instances': args.instances, 'clients': args.clients,
         'duration': args.duration, 'seed': args.seed,
         'servicegroup': 'tooz (redis)' if args.coordination else 'db',
+        'tasks': 'cast (rabbit)' if args.messaging else 'database look',
         'seconds': {'start': round(ready - started, 1),
                     'storm': round(stormed - ready, 1),
                     'recovery': round(recovered - stormed, 1)},

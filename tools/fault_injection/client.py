@@ -23,9 +23,14 @@ Answer = collections.namedtuple('Answer', 'status body elapsed error')
 
 
 class Cuts:
-    """When a dependency (database, Redis) was away."""
+    """When a dependency (database, Redis, the broker) was away.
 
-    def __init__(self):
+    The cuts of those named ``harmless`` excuse no failed answer: the API
+    must answer as if they were there.
+    """
+
+    def __init__(self, harmless=()):
+        self.harmless = frozenset(harmless)
         self._lock = threading.Lock()
         self._open = {}
         self._ended = {}
@@ -40,7 +45,8 @@ class Cuts:
             started = self._open.pop(name, None)
             if started is not None:
                 self._ended[name] = time.monotonic()
-                self._windows.append((started, self._ended[name]))
+                if name not in self.harmless:
+                    self._windows.append((started, self._ended[name]))
 
     def is_cut(self, name):
         with self._lock:
@@ -55,7 +61,7 @@ class Cuts:
     def overlaps(self, start, end):
         """Whether [start, end] meets a cut or its grace."""
         with self._lock:
-            if self._open:
+            if not self.harmless.issuperset(self._open):
                 return True
             return any(begun <= end and start <= ended + GRACE
                        for begun, ended in self._windows)

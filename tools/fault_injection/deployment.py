@@ -2,9 +2,9 @@
 
 Each is a real console entry point (``nova-forcedown-api``,
 ``nova-forcedown-compute --driver fake``) started from one configuration
-file whose database (and Redis) URL names a :class:`proxy.Relay`, so the
-fault injector can take them away. The tool itself reads the database
-directly, never through a relay.
+file whose database (and Redis, and RabbitMQ) URL names a
+:class:`proxy.Relay`, so the fault injector can take them away. The tool
+itself reads the database directly, never through a relay.
 """
 
 import os
@@ -16,6 +16,7 @@ import time
 import redis
 import sqlalchemy as sa
 
+from tests.fixtures import rabbitmq
 from tools.benchmark import seeding
 from tools.benchmark import server as bench_server
 from tools.fault_injection import proxy
@@ -30,13 +31,16 @@ CONNECTION_PARAMETERS = {
     'mysql': 'connect_timeout=2&read_timeout=10&write_timeout=10',
 }
 REDIS_PORT = 6379
+# The relay of the broker: a request never waits for it, so its cut
+# excuses no failed answer.
+BROKER = 'rabbit'
 
 _CONFIG = """[DEFAULT]
 state_path = %(state)s
 report_interval = 1
 service_down_time = %(down_time)d
 task_poll_interval = 0.5
-%(servicegroup)s
+%(servicegroup)s%(transport)s
 [api]
 auth_strategy = noauth2
 
@@ -58,7 +62,7 @@ retry_interval = 1
 class Deployment:
     """A fresh database, its relays and the configuration file."""
 
-    def __init__(self, db_url, coordination, down_time):
+    def __init__(self, db_url, coordination, down_time, messaging=None):
         self.database = seeding.Database(db_url)
         self.directory = self.database.directory
         self.state_dir = os.path.join(self.directory, 'hosts')
@@ -87,15 +91,31 @@ class Deployment:
                 '[coordination]\nbackend_url = redis://127.0.0.1:%d'
                 '?namespace=%s&timeout=2\n'
                 % (self.relays['redis'].port, self.namespace))
+        transport = self._transport(messaging)
         self.config = os.path.join(self.directory, 'nova_forcedown.conf')
         with open(self.config, 'w') as config:
             config.write(_CONFIG % {
                 'state': self.directory, 'down_time': down_time,
-                'servicegroup': servicegroup,
+                'servicegroup': servicegroup, 'transport': transport,
                 'connection': connection.render_as_string(
                     hide_password=False).replace('%', '%%'),
                 'database_extra': extra,
                 'coordination': coordination_section})
+
+    def _transport(self, messaging):
+        """The ``transport_url`` line: a virtual host of the run's own.
+
+        Its agents' queues (``compute.fi1-1``...) are then the run's
+        alone, whatever else uses the broker.
+        """
+        self.virtual_host = None
+        if messaging != 'rabbit':
+            return ''
+        self.virtual_host = rabbitmq.VirtualHost()
+        self.virtual_host.setUp()
+        self.relays[BROKER] = proxy.Relay(rabbitmq.BROKER[1], BROKER)
+        return 'transport_url = %s\n' % self.virtual_host.url(
+            self.relays[BROKER].port)
 
     @property
     def backend(self):
@@ -106,6 +126,8 @@ class Deployment:
             relay.close()
         self.engine.dispose()
         self.database.drop()
+        if self.virtual_host is not None:
+            self.virtual_host.cleanUp()
         if self.namespace is not None:
             backend = redis.Redis(host='127.0.0.1', port=REDIS_PORT,
                                   socket_timeout=5)

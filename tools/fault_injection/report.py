@@ -54,7 +54,7 @@ def text(figures):
     """The figures as lines for a person."""
     lines = ['fault injection: %(backend)s, %(hosts)d hosts x %(instances)d '
              'servers, %(clients)d clients, %(duration)s s, seed %(seed)s, '
-             'servicegroup %(servicegroup)s' % figures]
+             'servicegroup %(servicegroup)s, tasks by %(tasks)s' % figures]
     lines.append('requests: %d' % sum(
         sum(row.values()) for row in figures['requests'].values()))
     for kind, row in figures['requests'].items():

@@ -3,10 +3,11 @@
 ``python -m tools.fault_injection`` runs as a command from the checkout
 (tests never import tools/): real agents, one per simulated host, are
 killed and restarted, hosts are fenced, evacuated in storms and repaired,
-destinations die mid-rebuild, and on PostgreSQL the database (and Redis,
-on the tooz driver) is cut, while the tool checks that no server runs on
-two hosts, none is lost, no host is over capacity, every answer is a
-2xx, a 4xx or a clean 503 during a cut, and that every evacuation ends.
+destinations die mid-rebuild, and on PostgreSQL the database, Redis (the
+tooz driver) and RabbitMQ (the tasks cast to the agents) are cut, while
+the tool checks that no server runs on two hosts, none is lost, no host
+is over capacity, every answer is a 2xx, a 4xx or a clean 503 during a
+cut of the database or Redis, and that every evacuation ends.
 Each run is 45 seconds of storm and faults, so that CI stays short.
 """
 
@@ -20,6 +21,7 @@ from oslo_db.sqlalchemy import provision
 import testtools
 from testtools import content
 
+from tests.fixtures import rabbitmq
 from tests.fixtures import redis_servers
 
 # tests/functional/faults/ is three levels below the checkout.
@@ -61,7 +63,8 @@ class TestFaultInjection(testtools.TestCase):
         self.assertEqual('sqlite', figures['backend'])
         self._assert_exercised(figures)
 
-    def test_postgresql_tooz(self):
+    def test_postgresql_tooz_rabbitmq(self):
+        rabbitmq.require_broker(self)
         try:
             backend = provision.Backend.backend_for_database_type(
                 'postgresql')
@@ -71,7 +74,8 @@ class TestFaultInjection(testtools.TestCase):
             self.skipTest(str(exc))
         self.useFixture(redis_servers.RedisNamespace())
         figures = self._run('--db-url', backend.url.render_as_string(
-            hide_password=False), '--coordination', 'redis')
+            hide_password=False), '--coordination', 'redis',
+            '--messaging', 'rabbit')
         self.assertEqual('postgresql', figures['backend'])
         self._assert_exercised(figures)
         cuts = sum(count for kind, count in figures['faults'].items()
