@@ -83,7 +83,7 @@ class _Cluster(api_processes.Deployment):
             nodes.append(node)
         for node in nodes:
             processes.wait_for_http('http://127.0.0.1:%d/' % node.port,
-                                    timeout=60, process=node.process)
+                                    process=node.process)
         return nodes
 
 
