@@ -1,10 +1,14 @@
-"""No command of the project prints eventlet's deprecation warning.
+"""No command of the project prints a warning its user cannot act on.
 
 oslo.versionedobjects imports oslo.messaging, which loads oslo.service's
-eventlet back end; eventlet warns on import that it is deprecated. Each
-command runs here as a real process, as a user runs it (console script,
-``python -m``, the WSGI module, the benchmark), with Python's default
-warning filters, and what it printed must carry no such warning.
+eventlet back end; eventlet warns on import that it is deprecated, and its
+resolver's dnspython warns of DSA keys under cryptography 51 and later.
+Each command runs here as a real process, as a user runs it (console
+script, ``python -m``, the WSGI module, the benchmark), with Python's
+default warning filters, and what it printed must carry no such warning.
+tox runs these tests twice: with the other functional tests, and in the
+``install`` environment, where the package's own requirements alone pick
+the libraries' versions, as in a user's fresh virtual environment.
 """
 
 import os
