@@ -34,7 +34,7 @@ SCRIPTS = {entry_point.name: entry_point.module
            if entry_point.module.startswith('nova_forcedown.')}
 
 
-class TestNoEventletWarning(base.BaseTestCase):
+class TestCommandsAreQuiet(base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
