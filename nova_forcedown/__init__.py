@@ -1,9 +1,10 @@
 """nova-forcedown: mark failed compute hosts down at once.
 
-Importing the package silences eventlet's own warnings, once, before any
-submodule runs. oslo.versionedobjects imports oslo.messaging, which loads
-oslo.service's eventlet back end, and eventlet warns at import that it is
-deprecated (and, when DeprecationWarnings are shown, at every fork).
+Importing the package silences the warnings eventlet's import brings, once,
+before any submodule runs. oslo.versionedobjects imports oslo.messaging,
+which loads oslo.service's eventlet back end, and eventlet warns at import
+that it is deprecated (and, when DeprecationWarnings are shown, at every
+fork).
 eventlet's resolver imports dnspython twice, whose DNSSEC module touches
 the DSA keys cryptography 51 and later deprecate: four lines each time.
 Nothing in this project runs on eventlet or DNSSEC, so none of these
