@@ -71,13 +71,20 @@ class Request(webob.Request):
         limit = integers.read(limit_text) if limit_text is not None else 0
         return min(limit or max_limit, max_limit)
 
-    def is_up(self, service):
-        """The servicegroup's liveness, read once for the whole request."""
+    @property
+    def is_up(self):
+        """The servicegroup's ``is_up(service)`` for this request.
+
+        Its backend, if it has one, is read once for the whole request,
+        when it first judges a service. It is the servicegroup's own
+        function, so whatever it is handed to (a view, a host-wide
+        operation) calls the servicegroup, not the API.
+        """
         is_up = self.environ.get(ENV_LIVENESS)
         if is_up is None:
             is_up = self.environ[ENV_LIVENESS] = (
                 self.app.servicegroup.liveness())
-        return is_up(service)
+        return is_up
 
     def link_base(self):
         """Base URL of this API for links: the configured prefix or ours."""

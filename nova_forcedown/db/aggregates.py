@@ -33,15 +33,13 @@ _METADATA = models.AggregateMetadata.__table__
 
 class AggregateRow(collections.namedtuple(
         'AggregateRow', ('id', 'uuid', 'name', 'created_at', 'updated_at',
-                         'hosts', 'metadata'))):
-    """An aggregate with its hosts and metadata."""
+                         'hosts', 'metadata', 'availability_zone'))):
+    """An aggregate with its hosts and metadata.
+
+    ``availability_zone``: the zone its metadata makes it, or None.
+    """
 
     __slots__ = ()
-
-    @property
-    def availability_zone(self):
-        """The zone its metadata makes it, or None."""
-        return (self.metadata or {}).get(AZ_KEY)
 
 
 def _read(connection, *criteria):
@@ -61,7 +59,8 @@ def _read(connection, *criteria):
             .where(_METADATA.c.aggregate_id.in_(ids))):
         metadata[aggregate_id][key] = value
     return [AggregateRow(row.id, row.uuid, row.name, row.created_at,
-                         row.updated_at, hosts[row.id], metadata[row.id])
+                         row.updated_at, hosts[row.id], metadata[row.id],
+                         metadata[row.id].get(AZ_KEY))
             for row in aggregates]
 
 
@@ -106,20 +105,28 @@ def aggregate_get_by_zone(context, zone):
 
 
 @engine.reader
-def zone_memberships(context, hosts=None, zone=None, consume=list):
+def zone_memberships(context, hosts=None, zone=None):
     """Each host in an aggregate with a zone, with that aggregate and zone.
 
     Of every host, or only of ``hosts``, or only of the hosts that are in
-    ``zone`` (with their other zones too). One statement. Returns
-    ``consume(memberships)``, given an iterator over them as the cursor
-    reads them, in the reading transaction.
+    ``zone`` (with their other zones too). One statement; a list.
+    """
+    return list(zone_memberships_as_read(context, hosts, zone))
+
+
+def zone_memberships_as_read(context, hosts=None, zone=None):
+    """What :func:`zone_memberships` returns, as the cursor reads it.
+
+    Runs in its caller's transaction (``engine.reading``, or any open
+    one) and returns an iterator: the memberships of every host are
+    never all held at once.
     """
     query = _zone_memberships_query(hosts is not None, zone is not None)
     params = {'zone': zone}
     if hosts is not None:
         params['hosts'] = sorted(set(hosts))
-    return consume(map(zones.Membership._make,
-                       context.connection.execute(query, params)))
+    return map(zones.Membership._make,
+               context.connection.execute(query, params))
 
 
 @functools.lru_cache(maxsize=None)

@@ -99,33 +99,30 @@ def _page_nodes(query, limit, marker_id, hostname_pattern):
     return query
 
 
-@engine.reader
 def compute_node_list_rows(context, limit=None, marker_id=None,
-                           hostname_pattern=None, summary=False,
-                           make=tuple, consume=list):
+                           hostname_pattern=None, summary=False):
     """Nodes with their service, in id order, paged or matched by name.
 
     Each row holds the values of :data:`NODE_COLUMNS` (or, for a summary,
     its first :data:`NODE_SUMMARY_WIDTH`) then of :data:`SERVICE_COLUMNS`,
     read with SQLAlchemy Core: no ORM objects, no per-row bookkeeping. One
-    query. ``make(row)`` builds each item as the row is read, so a large
-    listing never holds its rows and its items at once.
+    query.
 
-    Returns ``consume(items)``, called inside the reading transaction with
-    an iterator over the items as the cursor reads them: the default,
-    ``list``, holds them all; a listing that renders them as they come
-    never does (at 100,000 hosts they are 100-170 MB of Python objects).
+    Runs in its caller's transaction (``engine.reading``, or any open
+    one) and returns the rows as the cursor reads them: a listing that
+    renders each as it comes never holds them all (at 100,000 hosts they
+    are 100-170 MB of Python objects).
     """
     columns = list(models.ComputeNode.__table__.columns)
     if summary:
         columns = columns[:NODE_SUMMARY_WIDTH]
     query = _page_nodes(_nodes_with_service(columns), limit, marker_id,
                         hostname_pattern)
-    return consume(map(make, context.connection.execute(query)))
+    return context.connection.execute(query)
 
 
 @engine.reader
-def compute_node_get_row(context, node_id=None, node_uuid=None, make=tuple):
+def compute_node_get_row(context, node_id=None, node_uuid=None):
     """One node with its service, a row as compute_node_list_rows reads."""
     node = models.ComputeNode.__table__
     query = _nodes_with_service(list(node.columns)).where(
@@ -135,7 +132,7 @@ def compute_node_get_row(context, node_id=None, node_uuid=None, make=tuple):
     if row is None:
         raise exception.ComputeNodeNotFound(
             id=node_uuid if node_uuid is not None else node_id)
-    return make(row)
+    return row
 
 
 @engine.reader

@@ -7,6 +7,7 @@ needs, which join it: the outermost transaction alone retries a deadlock
 and turns a lost database into :class:`exception.DatabaseUnavailable`.
 """
 
+import contextlib
 import functools
 import os
 import sqlite3
@@ -295,15 +296,22 @@ def _outermost(function, transaction, begin=None):
     def in_transaction(context, *args, **kwargs):
         if _in_transaction(context):
             return joined(context, *args, **kwargs)
-        try:
+        with _lost_as_unavailable():
             return retried(context, *args, **kwargs)
-        except Exception as exc:
-            if is_outage(exc):
-                raise exception.DatabaseUnavailable(
-                    reason=exception.first_line(exc)) from exc
-            raise
 
     return in_transaction
+
+
+@contextlib.contextmanager
+def _lost_as_unavailable():
+    """Raise a lost database as DatabaseUnavailable, anything else as is."""
+    try:
+        yield
+    except Exception as exc:
+        if is_outage(exc):
+            raise exception.DatabaseUnavailable(
+                reason=exception.first_line(exc)) from exc
+        raise
 
 
 def reader(function):
@@ -312,6 +320,24 @@ def reader(function):
     ``context.connection`` is its SQLAlchemy Core connection.
     """
     return _outermost(function, context_manager.reader.connection)
+
+
+@contextlib.contextmanager
+def reading(context):
+    """A read transaction for a ``with`` statement's body (or the open one).
+
+    For rows used as the cursor reads them, after the query function that
+    ran the statement has returned: a listing rendered as it is read,
+    never held whole. Not retried, as what was read may be half used
+    already; a lost database is DatabaseUnavailable, as with
+    :func:`reader`.
+    """
+    if _in_transaction(context):
+        yield
+        return
+    with _lost_as_unavailable():
+        with context_manager.reader.connection.using(context):
+            yield
 
 
 def writer(function=None, *, writes_first=False):

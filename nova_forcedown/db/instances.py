@@ -35,29 +35,6 @@ SUBSTRING_FILTERS = {'node': 'node', 'name': 'display_name',
                      'hostname': 'hostname'}
 
 
-class InstanceFilters(collections.namedtuple('InstanceFilters', (
-        'exact', 'substring', 'vm_states', 'task_states', 'locked',
-        'changes_since', 'changes_before', 'deleted', 'flavor'))):
-    """What a listing matches.
-
-    ``exact`` and ``substring``: {filter name: value}; ``vm_states`` and
-    ``task_states``: lists of accepted states (None: any; a None item in
-    ``task_states`` matches no task); ``locked``: bool or None;
-    ``changes_since``/``changes_before``: datetimes compared with
-    updated_at; ``deleted``: True (deleted only), False (live only) or
-    None (both); ``flavor``: the flavorid of the flavor the servers were
-    built with.
-    """
-
-
-def filters(exact=None, substring=None, vm_states=None, task_states=None,
-            locked=None, changes_since=None, changes_before=None,
-            deleted=False, flavor=None):
-    return InstanceFilters(exact or {}, substring or {}, vm_states,
-                           task_states, locked, changes_since,
-                           changes_before, deleted, flavor)
-
-
 def _criteria(matching):
     found = []
     for name, value in matching.exact.items():
@@ -138,7 +115,7 @@ def instance_get_all(context, matching, limit=None, marker=None,
                      sort=DEFAULT_SORT, columns=None):
     """Servers matching ``matching``, a page of them in ``sort`` order.
 
-    ``matching`` is an :class:`InstanceFilters`; ``sort`` is ((key,
+    ``matching`` is the objects' ``InstanceFilters``; ``sort`` is ((key,
     'asc'|'desc'), ...) and ends in a unique key. The page starts after
     the server whose uuid is ``marker`` and holds at most ``limit``.
     Rows are :class:`InstanceRow`, or with ``columns`` (names) named

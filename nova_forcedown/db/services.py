@@ -121,9 +121,8 @@ def _services_query(by_host, by_hosts, by_binary, exclude_binaries):
     return query.order_by(_SERVICES.c.id)
 
 
-@engine.reader
 def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
-                      hosts=None, consume=list):
+                      hosts=None):
     """Live services as read-only :class:`ServiceRow`, for listings.
 
     A row has every column as an attribute, as a Service object has its
@@ -131,17 +130,17 @@ def service_list_rows(context, host=None, binary=None, exclude_binaries=(),
     thousand services that is most of a listing's time. One query.
     ``hosts``, when given, keeps the services of those hosts only (the
     compute services of a page of servers, for their host_status).
-    Returns ``consume(rows)``, called in the reading transaction with an
-    iterator that builds each row as the cursor reads it (see
-    :func:`compute_node_list_rows`).
+
+    Runs in its caller's transaction (``engine.reading``, or any open
+    one) and returns an iterator that builds each row as the cursor
+    reads it, so that a listing of thousands never holds them all.
     """
     query = _services_query(host is not None, hosts is not None,
                             binary is not None, tuple(exclude_binaries))
     params = {'host': host, 'binary': binary}
     if hosts is not None:
         params['hosts'] = sorted(set(hosts))
-    return consume(map(ServiceRow._make,
-                       context.connection.execute(query, params)))
+    return map(ServiceRow._make, context.connection.execute(query, params))
 
 
 @engine.writer

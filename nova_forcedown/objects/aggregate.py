@@ -70,7 +70,7 @@ def create(context, name, availability_zone=None):
     metadata = ({AZ_KEY: availability_zone}
                 if availability_zone is not None else None)
     unsaved = AggregateRow(None, uuidutils.generate_uuid(), name, None, None,
-                           None, metadata)
+                           None, metadata, availability_zone)
     _notify(context, unsaved, 'create', 'start')
     aggregate = db_aggregates.aggregate_create(context, name, metadata,
                                                uuid=unsaved.uuid)

@@ -10,11 +10,13 @@ of them come from one join of nodes and services
 """
 
 import collections
+import contextlib
 
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_forcedown.db import compute_nodes as db_nodes
+from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
 from nova_forcedown.db import services as db_services
 from nova_forcedown import exception
@@ -81,31 +83,44 @@ def get_record(context, node_id):
     when there is no such node or its service is gone.
     """
     if uuidutils.is_uuid_like(node_id):
-        return db_nodes.compute_node_get_row(
-            context, node_uuid=node_id, make=ComputeNodeRecord.from_row)
-    return db_nodes.compute_node_get_row(
-        context, node_id=node_id, make=ComputeNodeRecord.from_row)
+        row = db_nodes.compute_node_get_row(context, node_uuid=node_id)
+    else:
+        row = db_nodes.compute_node_get_row(context, node_id=node_id)
+    return ComputeNodeRecord.from_row(row)
 
 
 def get_records_with_service(context, limit=None, marker=None,
-                             hostname_pattern=None, summary=False,
-                             consume=list):
+                             hostname_pattern=None, summary=False):
     """Nodes with their compute service, as :class:`ComputeNodeRecord`.
 
     In id order, from one query; ``marker`` is the id (integer or
     UUID) of the last node of the previous page, and an unknown marker
     raises MarkerNotFound. A ``summary`` reads only the fields of a
-    summary view; the others are None. Returns ``consume(records)``,
-    given an iterator over the records as they are read, while the
-    query's transaction is open; the default is a list of them.
+    summary view; the others are None.
     """
-    marker_id = _marker_id(context, marker)
-    make = (ComputeNodeRecord.from_summary_row if summary
-            else ComputeNodeRecord.from_row)
-    return db_nodes.compute_node_list_rows(
-        context, limit=limit, marker_id=marker_id,
-        hostname_pattern=hostname_pattern, summary=summary, make=make,
-        consume=consume)
+    with reading_records_with_service(
+            context, limit=limit, marker=marker,
+            hostname_pattern=hostname_pattern, summary=summary) as records:
+        return list(records)
+
+
+@contextlib.contextmanager
+def reading_records_with_service(context, limit=None, marker=None,
+                                 hostname_pattern=None, summary=False):
+    """:func:`get_records_with_service`'s records, as the cursor reads them.
+
+    ``with reading_records_with_service(context) as records:`` iterates
+    over them, each built as its row is read, in a read transaction open
+    for the body of the ``with`` statement: a listing rendered there
+    never holds its nodes all at once.
+    """
+    with db_engine.reading(context):
+        marker_id = _marker_id(context, marker)
+        make = (ComputeNodeRecord.from_summary_row if summary
+                else ComputeNodeRecord.from_row)
+        yield map(make, db_nodes.compute_node_list_rows(
+            context, limit=limit, marker_id=marker_id,
+            hostname_pattern=hostname_pattern, summary=summary))
 
 
 def _marker_id(context, marker):

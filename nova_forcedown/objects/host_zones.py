@@ -6,6 +6,7 @@ views, the scheduler, the liveness of zones, the monitor.
 """
 
 from nova_forcedown.db import aggregates as db_aggregates
+from nova_forcedown.db import engine as db_engine
 
 
 def _zone_text(zones):
@@ -50,8 +51,9 @@ def zones_by_host(context, hosts=None, zone=None):
     aggregates of several zones (made before the rules, or by hand) shows
     them joined by commas, as Nova shows it.
     """
-    return db_aggregates.zone_memberships(context, hosts, zone,
-                                          consume=_zones_by_host)
+    with db_engine.reading(context):
+        return _zones_by_host(db_aggregates.zone_memberships_as_read(
+            context, hosts, zone))
 
 
 def hosts_in_zone(context, zone):

@@ -11,6 +11,7 @@ metadata its image's properties (``image_<property>``); the network info
 its ports' addresses.
 """
 
+import collections
 import secrets
 import string
 
@@ -26,12 +27,33 @@ _JSON_FIELDS = {'flavor': None, 'user_metadata': {}, 'system_metadata': {},
 # Nova's reservation ids: "r-" and 8 of these.
 _RESERVATION_CHARACTERS = string.digits + string.ascii_lowercase
 
-InstanceFilters = db_instances.InstanceFilters
-filters = db_instances.filters
 DEFAULT_SORT = db_instances.DEFAULT_SORT
 FLAVOR_COPY_COLUMNS = db_instances.FLAVOR_COPY_COLUMNS
 # What a server takes of its host, copied from its flavor at creation.
 RESOURCES = ('vcpus', 'memory_mb', 'root_gb', 'ephemeral_gb')
+
+
+class InstanceFilters(collections.namedtuple('InstanceFilters', (
+        'exact', 'substring', 'vm_states', 'task_states', 'locked',
+        'changes_since', 'changes_before', 'deleted', 'flavor'))):
+    """What a listing matches.
+
+    ``exact`` and ``substring``: {filter name: value}; ``vm_states`` and
+    ``task_states``: lists of accepted states (None: any; a None item in
+    ``task_states`` matches no task); ``locked``: bool or None;
+    ``changes_since``/``changes_before``: datetimes compared with
+    updated_at; ``deleted``: True (deleted only), False (live only) or
+    None (both); ``flavor``: the flavorid of the flavor the servers were
+    built with.
+    """
+
+
+def filters(exact=None, substring=None, vm_states=None, task_states=None,
+            locked=None, changes_since=None, changes_before=None,
+            deleted=False, flavor=None):
+    return InstanceFilters(exact or {}, substring or {}, vm_states,
+                           task_states, locked, changes_since,
+                           changes_before, deleted, flavor)
 
 
 def flavor_copy(context, name):

@@ -1,5 +1,6 @@
 """Service: one running binary (nova-compute, nova-scheduler...) on a host."""
 
+import contextlib
 import functools
 
 from oslo_utils import uuidutils
@@ -375,10 +376,9 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
     @classmethod
     def get_all(cls, context, host=None, binary=None, include_api=True):
         """Services, filtered by exact host and binary in SQL."""
-        rows = db_services.service_list_rows(
-            context, host=host, binary=binary,
-            exclude_binaries=() if include_api else API_BINARIES)
-        return base.list_from_db(cls, Service, context, rows)
+        with cls.reading_records(context, host=host, binary=binary,
+                                 include_api=include_api) as rows:
+            return base.list_from_db(cls, Service, context, rows)
 
     @staticmethod
     def record_heartbeats(services, along=None):
@@ -404,21 +404,35 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
             then()
         return gone
 
-    @staticmethod
-    def get_records(context, host=None, binary=None, include_api=True,
-                    hosts=None, consume=list):
+    @classmethod
+    def get_records(cls, context, host=None, binary=None, include_api=True,
+                    hosts=None):
         """What get_all returns, as read-only records (db.services.ServiceRow).
 
         For listings of thousands: no versioned object is built per row.
         ``hosts``, when given, keeps the services of those hosts only.
-        Returns ``consume(records)``, given an iterator over the records
-        as they are read, while the query's transaction is open; the
-        default is a list of them.
         """
-        return db_services.service_list_rows(
-            context, host=host, binary=binary,
-            exclude_binaries=() if include_api else API_BINARIES,
-            hosts=hosts, consume=consume)
+        with cls.reading_records(context, host=host, binary=binary,
+                                 include_api=include_api,
+                                 hosts=hosts) as records:
+            return list(records)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def reading_records(context, host=None, binary=None, include_api=True,
+                        hosts=None):
+        """:meth:`get_records`' records, as the cursor reads them.
+
+        ``with ServiceList.reading_records(context) as records:`` iterates
+        over them, each built as its row is read, in a read transaction
+        open for the body of the ``with`` statement: a listing rendered
+        there never holds its services all at once.
+        """
+        with db_engine.reading(context):
+            yield db_services.service_list_rows(
+                context, host=host, binary=binary,
+                exclude_binaries=() if include_api else API_BINARIES,
+                hosts=hosts)
 
 
 @db_engine.writer(writes_first=True)

@@ -5,9 +5,9 @@
 Run it from a checkout with the project installed. It builds the real WSGI
 application in this process (``nova_forcedown.wsgi.api``, noauth2, a
 temporary SQLite file migrated by the project's own db sync at start-up),
-registers two compute hosts with one server each through the real agent
+registers three compute hosts with one server each through the real agent
 (``nova-forcedown-compute --driver fake``, stopped once the servers are
-listed), then sends each call of :data:`calls.CALLS` through the whole
+listed), then sends each call of :func:`calls.plan` through the whole
 paste pipeline with webob and traces it with :func:`sys.setprofile`,
 keeping only the Python functions of the ``nova_forcedown`` package.
 

@@ -3,12 +3,13 @@
 The deployment has three hosts with one server each: the first fails
 (forced down, its server evacuated), the second is where the server goes
 (the scheduler picks it, the only host still up), the third fails first,
-so that the warm-ups do what the traced calls do.
+so that the warm-ups do what the traced calls do. Last, a server of the
+second host is shown: the plainest server request, for scale.
 """
 
 import collections
 
-from tools.request_path import trace
+from tests.fixtures import call_trace
 
 HOSTS = 3
 
@@ -33,13 +34,20 @@ def evacuation(server):
                 {'evacuate': {}}, {'id': server})
 
 
+def server_show(server):
+    return Call('server-show', 'GET', '/v2.1/servers/{id}', '2.29', None,
+                {'id': server})
+
+
 def plan(deployment):
     """[(warm-up, traced call)] on ``deployment``'s hosts, in order."""
-    failed, _, warm = deployment.hosts
+    failed, destination, warm = deployment.hosts
+    shown = deployment.servers[destination][0]
     return [
         (force_down(warm), force_down(failed)),
         (evacuation(deployment.servers[warm][0]),
          evacuation(deployment.servers[failed][0])),
+        (server_show(shown), server_show(shown)),
     ]
 
 
@@ -59,9 +67,9 @@ def send(deployment, call):
 
 def traced(deployment, call):
     """``call``'s request, answer and path, as a dict."""
-    with trace.Tracer() as tracer:
+    with call_trace.Tracer() as tracer:
         status = send(deployment, call)
-    summary = trace.summarize(tracer.calls, tracer.callers)
+    summary = call_trace.summarize(tracer.calls, tracer.callers)
     return dict(summary._asdict(), name=call.name,
                 method=call.method, path=call.path,
                 microversion=call.version, body=call.body, status=status)

@@ -122,9 +122,9 @@ def _listing(req, params, view, key):
         return _respond(req, nodes, view, key, params)
     if not req.version.matches(microversion.V2_33):
         # Every node, with no paging: rendered as the cursor reads them.
-        return node_obj.get_records_with_service(
-            req.context, summary=summary,
-            consume=lambda nodes: _respond(req, nodes, view, key, params))
+        with node_obj.reading_records_with_service(
+                req.context, summary=summary) as nodes:
+            return _respond(req, nodes, view, key, params)
     limit = _page_size(req, limit_text)
     nodes = node_obj.get_records_with_service(
         req.context, limit=limit, marker=marker, summary=summary)

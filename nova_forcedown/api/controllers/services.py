@@ -25,18 +25,16 @@ def list_services(req):
     view = views.Services(req.version, zones.ServiceZones.load(
         req.context, req.app.conf, hosts=[host] if host else None))
     is_up = req.is_up
-
-    def respond(services):
-        return api_request.listing_response(
-            'services', services,
-            lambda service: view.service(service, is_up(service)))
     # Read-only rows rather than Service objects: a listing of thousands
     # of services spends its time building objects it never changes. They
     # are rendered as the cursor reads them, never all held at once.
-    return service_obj.ServiceList.get_records(
-        req.context, host=host,
-        binary=validation.last(params, 'binary') or None, include_api=False,
-        consume=respond)
+    with service_obj.ServiceList.reading_records(
+            req.context, host=host,
+            binary=validation.last(params, 'binary') or None,
+            include_api=False) as services:
+        return api_request.listing_response(
+            'services', services,
+            lambda service: view.service(service, is_up(service)))
 
 
 def update_service(req):
