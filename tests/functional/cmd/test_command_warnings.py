@@ -2,7 +2,8 @@
 
 oslo.versionedobjects imports oslo.messaging, which loads oslo.service's
 eventlet back end; eventlet warns on import that it is deprecated, and its
-resolver's dnspython warns of DSA keys under cryptography 51 and later.
+resolver's dnspython, when a user turns it back on (the package turns it
+off), warns of DSA keys under cryptography 51 and later.
 Each command runs here as a real process, as a user runs it (console
 script, ``python -m``, the WSGI module, the benchmark), with Python's
 default warning filters, and what it printed must carry no such warning.
@@ -80,6 +81,13 @@ class TestCommandsAreQuiet(base.BaseTestCase):
                       'check')):
             result = self._run(processes.script(argv[0]), *argv[1:])
             self.assertQuiet(result.stderr)
+
+    def test_with_eventlets_resolver_turned_back_on(self):
+        result = self._run(
+            processes.script('nova-forcedown-manage'), '--config-file',
+            self.database.config_file, 'service', 'list',
+            env={'EVENTLET_NO_GREENDNS': 'no'})
+        self.assertQuiet(result.stderr)
 
     def test_wsgi_module_import(self):
         result = self._run(
