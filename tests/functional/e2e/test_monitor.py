@@ -55,8 +55,7 @@ class MonitorTestCase(testtools.TestCase):
         monitor = self.cloud.start_monitor()
         monitored_hosts.wait_for_log(monitor, 'Leading')
         self.power_off(host)
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == [host], timeout=60)
+        self.assertEqual([host], self.cloud.wait_forced_down([host]))
         self.assertRecovered(host)
         return monitor
 
@@ -71,8 +70,7 @@ class MonitorTestCase(testtools.TestCase):
 
     def assertFencedForFault(self, host, monitor, said):
         """``host`` is fenced for its fault, and recovered."""
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == [host], timeout=60)
+        self.assertEqual([host], self.cloud.wait_forced_down([host]))
         self.assertIn('Host %s has failed: its BMC says it is powered on '
                       'with a critical fault (%s) (judged in ' % (host, said),
                       monitor.output())
@@ -156,8 +154,8 @@ class TestHostFailure(MonitorTestCase):
         monitored_hosts.wait_for_log(monitor, 'Leading')
         started = time.monotonic()
         self.power_off('rack-a-2')
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == ['rack-a-2'], timeout=60)
+        self.assertEqual(['rack-a-2'],
+                         self.cloud.wait_forced_down(['rack-a-2']))
         forced_down_after = time.monotonic() - started
         self.assertRecovered('rack-a-2')
         # The operator's view: the history names the monitor for each
@@ -285,8 +283,8 @@ class TestFenceAgent(MonitorTestCase):
         monitor = self.cloud.start_monitor()
         monitored_hosts.wait_for_log(monitor, 'Leading')
         self.power_off('rack-a-1')
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == ['rack-a-1'], timeout=60)
+        self.assertEqual(['rack-a-1'],
+                         self.cloud.wait_forced_down(['rack-a-1']))
         self.assertRecovered('rack-a-1')
         self.assertIn('fence', self.cloud.history('rack-a-1'))
 
@@ -510,8 +508,8 @@ class TestMonitorFailover(MonitorTestCase):
         second = self.cloud.start_monitor()
         monitored_hosts.wait_for_log(second, 'Standing by')
         self.power_off('rack-a-1')
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == ['rack-a-1'], timeout=60)
+        self.assertEqual(['rack-a-1'],
+                         self.cloud.wait_forced_down(['rack-a-1']))
         first.stop(signal.SIGKILL)
         monitored_hosts.wait_for_log(second, 'Leading')
         self.assertRecovered('rack-a-1')
@@ -540,8 +538,8 @@ class TestToozLiveness(ToozTestCase):
         monitor = self.cloud.start_monitor()
         monitored_hosts.wait_for_log(monitor, 'Leading')
         self.power_off('rack-a-3')
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == ['rack-a-3'], timeout=60)
+        self.assertEqual(['rack-a-3'],
+                         self.cloud.wait_forced_down(['rack-a-3']))
         self.assertRecovered('rack-a-3')
 
     def test_the_leader_lock_passes_within_the_leader_timeout(self):
@@ -575,6 +573,6 @@ class TestBlindMonitor(ToozTestCase):
         time.sleep(6)
         self.assertEqual([], self.cloud.forced_down())
         self.redis.start()
-        processes.wait_until(
-            lambda: self.cloud.forced_down() == ['rack-a-2'], timeout=60)
+        self.assertEqual(['rack-a-2'],
+                         self.cloud.wait_forced_down(['rack-a-2']))
         self.assertRecovered('rack-a-2')
