@@ -22,6 +22,8 @@ from tests.functional.e2e import test_end_to_end_servers
 FAILED_HOST = test_end_to_end_servers.FAILED_HOST
 OWNER = test_end_to_end_servers.OWNER
 CLASSIC = ['m1.tiny', 'm1.small', 'm1.medium', 'm1.large', 'm1.xlarge']
+# The vm_state of a server whose status is this, once no task runs.
+_VM_STATES = {'ACTIVE': 'active', 'SHUTOFF': 'stopped'}
 
 
 class CliTestCase(test_end_to_end_servers.ServersTestCase):
@@ -78,17 +80,20 @@ class CliTestCase(test_end_to_end_servers.ServersTestCase):
     def server(self, server_id):
         return self.openstack_json('server', 'show', server_id)
 
-    def wait_for_rows(self, settled, server_ids):
-        """Whether ``settled(rows)`` came true of the servers' rows.
+    def wait_until_settled(self, server_ids, status):
+        """Whether the servers reached ``status`` with no task running.
 
         The waits read the database, the tests' assertions the commands:
         each ``openstack`` run is a second or two of CPU, which a wait
         polling through it would take from the API and agents under test.
         """
+        wanted = (_VM_STATES[status], None)
         marks = ', '.join('?' * len(server_ids))
-        return processes.wait_until(lambda: settled(self.database.query(
-            'SELECT uuid, host, vm_state, task_state FROM instances '
-            'WHERE uuid IN (%s) AND deleted = 0' % marks, *server_ids)))
+        return processes.wait_until(lambda: all(
+            (row['vm_state'], row['task_state']) == wanted
+            for row in self.database.query(
+                'SELECT vm_state, task_state FROM instances '
+                'WHERE uuid IN (%s)' % marks, *server_ids)))
 
 
 class TestServersWithTheCli(CliTestCase):
@@ -158,7 +163,7 @@ class TestServerActionsWithTheCli(CliTestCase):
 
         Stop and start may finish after the command returns, as in Nova.
         """
-        self.wait_for_rows(lambda rows: _settled(rows, status), [server_id])
+        self.wait_until_settled([server_id], status)
         shown = self.server(server_id)
         self.assertEqual(status, shown['status'])
         return shown
@@ -279,8 +284,7 @@ class TestEvacuationWithTheCli(CliTestCase):
         # Both clients ask for 2.95 or later: an evacuated server ends
         # stopped there, once the destination's agent rebuilt it.
         evacuated = {server['ID'] for server in servers}
-        self.wait_for_rows(lambda rows: _settled(rows, 'SHUTOFF'),
-                           sorted(evacuated))
+        self.wait_until_settled(sorted(evacuated), 'SHUTOFF')
         self.assertEqual([], self.servers_of(FAILED_HOST))
         self.assertEqual(6, len(self.servers_of('e2e-2')))
         self.assertEqual({'SHUTOFF'}, {
@@ -289,14 +293,3 @@ class TestEvacuationWithTheCli(CliTestCase):
         migrations = self.openstack_json('server', 'migration', 'list',
                                          '--type', 'evacuation')
         self.assertEqual(3, len(migrations))
-
-
-# The vm_state of a server whose status is this, once no task runs.
-_VM_STATES = {'ACTIVE': 'active', 'SHUTOFF': 'stopped'}
-
-
-def _settled(rows, status):
-    """Whether every server row is at ``status`` with no task running."""
-    return rows and all(
-        (row['vm_state'], row['task_state']) == (_VM_STATES[status], None)
-        for row in rows)
