@@ -4,7 +4,7 @@ Importing the package, before any submodule runs, turns eventlet's DNS
 resolver off and silences the warnings eventlet's import brings, once.
 oslo.versionedobjects imports oslo.messaging, which loads oslo.service's
 eventlet back end; nothing in this project runs on eventlet. Its resolver
-would import dnspython, a quarter of a second of every command's start,
+would import dnspython, about a tenth of a second of every command's start,
 unless ``EVENTLET_NO_GREENDNS`` is set otherwise (then dnspython's DNSSEC
 module touches the DSA keys cryptography 51 and later deprecate: four
 lines each time). eventlet itself warns at import that it is deprecated
