@@ -4,7 +4,9 @@ It registers its services (and, for nova-compute, compute nodes) in the
 configured database, heartbeats them every report_interval and refreshes the
 nodes' resources every minute, until SIGTERM or SIGINT. A database that is
 away at start is waited for, as the heartbeats wait for it later: a host
-restarted during an outage comes up when the database does.
+restarted during an outage comes up when the database does. So is a schema
+still behind this code: an agent started beside an API that migrates the
+database at start comes up once the migration is done.
 """
 
 import itertools
@@ -78,8 +80,22 @@ DATABASE_DOWN_AT_START = condition_log.Messages(
             'trying again every %(interval)s s, %(tries)s.',
     reminder='Still waiting for the database after %(seconds)d s '
              '(%(error)s); trying again every %(interval)s s, %(tries)s.',
-    ended='Recovered: the database answers again after %(seconds)d s; '
-          'starting.')
+    ended='Recovered: the database answers again after %(seconds)d s.')
+
+# An API or agent started beside this one with [database] sync_on_startup
+# may be migrating the schema right now; an operator may be about to.
+SCHEMA_BEHIND_AT_START = condition_log.Messages(
+    level=logging.WARNING,
+    started='Cannot start yet: %(error)s Waiting for the schema, which a '
+            'server started with [database] sync_on_startup may be '
+            'migrating; trying again every %(interval)s s, %(tries)s.',
+    reminder='Still waiting for the database schema after %(seconds)d s '
+             '(%(error)s); trying again every %(interval)s s, %(tries)s.',
+    ended='The database schema is current after %(seconds)d s.')
+
+# What a start waits for.
+_OUTAGE = 'outage'
+_SCHEMA = 'schema'
 
 # Start-up failures reported as one line, with a non-zero exit.
 _STARTUP_ERRORS = (exception.NovaForcedownException, stevedore_exc.NoMatches,
@@ -150,45 +166,62 @@ def _register(conf, agent):
 def _until_database_answers(conf, stop, tries, step):
     """Run ``step`` until the database answers it, ``tries`` times at most.
 
-    Registration finds or creates each row, so a step cut short by an
-    outage is safely run again. False if ``stop`` is set meanwhile;
-    DatabaseUnavailable when the tries run out.
+    The database may be away, or there with its schema behind this code
+    (an API beside this agent migrating it at start, an upgrade whose db
+    sync is still to come): both are waited for, each said once, in its
+    own words. Registration finds or creates each row, so a step cut
+    short is safely run again. False if ``stop`` is set meanwhile; the
+    last error (DatabaseUnavailable or DatabaseNotMigrated) when the
+    tries run out.
     """
-    waiting = condition_log.ConditionLog(LOG, DATABASE_DOWN_AT_START,
-                                         conf.log_reminder_interval)
+    waits = {
+        _OUTAGE: condition_log.ConditionLog(
+            LOG, DATABASE_DOWN_AT_START, conf.log_reminder_interval),
+        _SCHEMA: condition_log.ConditionLog(
+            LOG, SCHEMA_BEHIND_AT_START, conf.log_reminder_interval)}
     interval = conf.database.retry_interval
     attempts = itertools.count(1) if tries is None else range(1, tries + 1)
     for attempt in attempts:
-        outage = _outage_of(step)
-        if outage is None:
-            waiting.update([])
+        kind, error = _what_stops(step)
+        for waited, log in waits.items():
+            if waited != kind:
+                log.update([])
+        if kind is None:
             return True
         if attempt == tries:
-            raise exception.DatabaseUnavailable(
-                reason='%s, after %d tries ([database] max_retries)' % (
-                    exception.first_line(outage), tries))
-        waiting.update(['database'], error=exception.first_line(outage),
-                       interval=interval,
-                       tries='until it answers' if tries is None else
-                       'up to %d times' % tries)
+            raise _given_up(kind, error, tries)
+        waits[kind].update(['database'], error=exception.first_line(error),
+                           interval=interval,
+                           tries='until it answers' if tries is None else
+                           'up to %d times' % tries)
         if stop.wait(interval):
             return False
 
 
-def _outage_of(step):
-    """None once ``step`` ran; the outage that stopped it otherwise."""
+def _what_stops(step):
+    """(None, None) once ``step`` ran; else what kind of wait, and why."""
     try:
         step()
+    except exception.DatabaseNotMigrated as exc:
+        return _SCHEMA, exc
     except Exception as exc:
         if _is_outage(exc):
-            return exc
+            return _OUTAGE, exc
         raise
-    return None
+    return None, None
 
 
 def _is_outage(exc):
     return (isinstance(exc, exception.DatabaseUnavailable) or
             db_engine.is_outage(exc))
+
+
+def _given_up(kind, error, tries):
+    if kind == _SCHEMA:
+        return error
+    return exception.DatabaseUnavailable(
+        reason='%s, after %d tries ([database] max_retries)' % (
+            exception.first_line(error), tries))
 
 
 def _serve(conf, agent, stop):

@@ -209,16 +209,43 @@ class TestAgentDatabaseTrouble(base.BaseTestCase):
     def _count_while_locked(lock):
         return lock.execute('SELECT report_count FROM services').fetchone()[0]
 
-    def test_unmigrated_database_is_one_line_error(self):
+    def _unmigrated_database(self, max_retries=10):
         database = self.useFixture(commands.DatabaseFile(migrate=False))
+        with open(database.config_file, 'a') as config:
+            config.write('max_retries = %d\nretry_interval = 1\n' %
+                         max_retries)
+        return database
+
+    def test_waits_for_the_schema_then_registers(self):
+        database = self._unmigrated_database()
+        agent = self.useFixture(commands.AgentProcess(
+            database, '--host', 'compute-a'))
+        self.assertTrue(agent.wait_for_log('Cannot start yet'), agent.log())
+        self.assertIn('run nova-forcedown-manage db sync', agent.log())
+
+        self.assertEqual(0, commands.manage(database, 'db', 'sync').returncode)
+
+        self.assertTrue(agent.wait_for_log('The database schema is current'),
+                        agent.log())
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(database, minimum=1, host='compute-a')),
+            agent.log())
+        log = agent.log()
+        self.assertEqual(1, log.count('Cannot start yet'), log)
+        self.assertNotIn('Traceback', log)
+
+    def test_unmigrated_database_gives_up_in_one_line(self):
+        database = self._unmigrated_database(max_retries=2)
         agent = self.useFixture(commands.AgentProcess(
             database, '--host', 'compute-a'))
 
         self.assertEqual(1, agent.process.wait(30))
         log = agent.log()
         self.assertNotIn('Traceback', log)
-        self.assertEqual(1, len(log.strip().splitlines()), log)
-        self.assertIn('run nova-forcedown-manage db sync', log)
+        waited, error = log.strip().splitlines()
+        self.assertIn('Cannot start yet', waited)
+        self.assertIn('up to 2 times', waited)
+        self.assertIn('run nova-forcedown-manage db sync', error)
 
 
 class TestFakeAgent(base.BaseTestCase):
