@@ -19,6 +19,7 @@ from stevedore import extension as stevedore_extension
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute import manager as compute_manager
+from nova_forcedown.compute import power_sync as compute_power_sync
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import condition_log
 from nova_forcedown import context as nf_context
@@ -105,6 +106,7 @@ class Agent:
         self._heartbeat = None
         self._tasks = None
         self._listener = None
+        self._power_sync = None
         self._rpc_server = None
         self._clock = clock
         self._nodes_gone = condition_log.ConditionLog(
@@ -293,6 +295,12 @@ class Agent:
         self._heartbeat = self._servicegroup.join(
             *self.services, along=self.with_heartbeat, alive=self.powered)
         self._tasks.start()
+        interval = self._conf.sync_power_state_interval
+        if interval > 0:
+            self._power_sync = compute_power_sync.PowerSync(
+                self._context, self._driver,
+                [service.host for service in self.services],
+                self._has_power, interval).start()
         if told:
             self._listener = compute_manager.Listener(
                 self._conf, self._rpc_server, self._tasks).start()
@@ -303,6 +311,8 @@ class Agent:
     def stop(self, timeout=5):
         if self._listener is not None:
             self._listener.stop()
+        if self._power_sync is not None:
+            self._power_sync.stop(timeout)
         if self._tasks is not None:
             self._tasks.stop(timeout)
         if self._heartbeat is not None:
@@ -330,6 +340,10 @@ class Agent:
             LOG.info('Host %s has power again: it boots.', host)
             self.clean_up_evacuated([host])
         return on
+
+    def _has_power(self, host):
+        with self._off_lock:
+            return host not in self._off
 
     def with_heartbeat(self, context):
         """The agent's other periodic database work, in a heartbeat's.

@@ -66,6 +66,17 @@ DEFAULT_OPTS = [
                       'longer: report_interval on the db servicegroup '
                       'driver, [coordination] database_report_interval on '
                       'tooz.'),
+    cfg.IntOpt('sync_power_state_interval', default=600, min=-1,
+               help='Seconds between two comparisons, by the compute agent, '
+                    'of the power state the database holds for each server '
+                    'of its hosts with what the host runs (one at start '
+                    'too), as Nova\'s compute makes them: the database '
+                    'takes the host\'s, an active server found shut down '
+                    'is stopped, a stopped one found running is stopped '
+                    'again, and one the host does not run is left in its '
+                    'vm_state with power state NOSTATE. Servers with a '
+                    'task under way are left alone. -1 (or 0) turns the '
+                    'comparison off.'),
     cfg.StrOpt('host', default=os.uname().nodename,
                sample_default='<current hostname>',
                help='Name of this host, used by the compute agent.'),

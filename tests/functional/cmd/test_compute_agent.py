@@ -5,6 +5,8 @@ import os
 import signal
 import sqlite3
 
+import fixtures
+
 from oslotest import base
 
 from tests.fixtures import commands
@@ -381,3 +383,85 @@ class TestFakeAgent(base.BaseTestCase):
         node = database.query('SELECT * FROM compute_nodes')[0]
         self.assertEqual((3, 1536), (node['vcpus_used'],
                                      node['memory_mb_used']))
+
+
+class TestPowerStateSync(base.BaseTestCase):
+    """The database told what the hosts run, as Nova's compute tells it."""
+
+    HOST = 'sync-1'
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(commands.DatabaseFile())
+        self.state_dir = self.useFixture(fixtures.TempDir()).path
+
+    def _agent(self, *args):
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--driver', 'fake', '--hosts', '1',
+            '--instances', '3', '--host-prefix', 'sync-',
+            '--state-dir', self.state_dir, *args))
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, minimum=1)), agent.log())
+        return agent
+
+    def _servers(self):
+        """{name: (vm_state, power_state, task_state)}."""
+        return {row['display_name']: (row['vm_state'], row['power_state'],
+                                      row['task_state'])
+                for row in self.database.query(
+                    'SELECT * FROM instances WHERE deleted = 0')}
+
+    def _uuid(self, name):
+        return self.database.query(
+            'SELECT uuid FROM instances WHERE display_name = ?', name)[0][
+                'uuid']
+
+    def _while_the_agent_is_down(self, agent, shut_down, gone):
+        """The host, its agent stopped, shuts a server down, loses another."""
+        self.assertEqual(0, agent.stop())
+        path = os.path.join(self.state_dir, self.HOST + '.json')
+        with open(path) as state:
+            saved = json.load(state)
+        saved['guests'][self._uuid(shut_down)] = 4
+        del saved['guests'][self._uuid(gone)]
+        with open(path, 'w') as state:
+            json.dump(saved, state)
+
+    def test_at_start_the_database_takes_what_the_host_runs(self):
+        self._while_the_agent_is_down(
+            self._agent(), 'sync-1-server-1', 'sync-1-server-2')
+
+        agent = self._agent()
+
+        expected = {'sync-1-server-1': ('stopped', 4, None),
+                    'sync-1-server-2': ('active', 0, None),
+                    'sync-1-server-3': ('active', 1, None)}
+        self.assertTrue(commands.wait_until(
+            lambda: self._servers() == expected), self._servers())
+        [stop] = self.database.query(
+            "SELECT * FROM instance_actions WHERE action = 'stop'")
+        self.assertEqual((self._uuid('sync-1-server-1'), None, None),
+                         (stop['instance_uuid'], stop['user_id'],
+                          stop['project_id']))
+        log = agent.log()
+        self.assertIn('1 server(s) stopped by themselves, or run while '
+                      'stopped: stopping them', log)
+        self.assertIn('1 server(s) not run by their host: power state now '
+                      'NOSTATE', log)
+
+    def test_turned_off_the_database_keeps_its_states(self):
+        config = os.path.join(self.state_dir, 'sync.conf')
+        with open(config, 'w') as off:
+            off.write('[DEFAULT]\nsync_power_state_interval = -1\n')
+        self._while_the_agent_is_down(
+            self._agent(), 'sync-1-server-1', 'sync-1-server-2')
+
+        agent = self._agent('--config-file', config)
+
+        # A sync at start would be done well before three more heartbeats.
+        beats = _report_counts(self.database)[0]
+        self.assertTrue(commands.wait_until(
+            lambda: _heartbeating(self.database, minimum=beats + 3)))
+        self.assertEqual({'sync-1-server-%d' % i: ('active', 1, None)
+                          for i in (1, 2, 3)}, self._servers())
+        self.assertNotIn('server(s)', agent.log())
