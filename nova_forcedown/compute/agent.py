@@ -288,19 +288,18 @@ class Agent:
             self._heartbeat = self._servicegroup.join(*self.services)
             return
         told = rpc_transport.enabled(self._conf)
+        hosts = [service.host for service in self.services]
         self._tasks = compute_tasks.TaskRunner(
-            self._context, self._driver,
-            [service.host for service in self.services], self._conf,
-            self._clock, told=told, on_rebuilt=self._rebuilt)
-        self._heartbeat = self._servicegroup.join(
-            *self.services, along=self.with_heartbeat, alive=self.powered)
-        self._tasks.start()
+            self._context, self._driver, hosts, self._conf, self._clock,
+            told=told, on_rebuilt=self._rebuilt)
         interval = self._conf.sync_power_state_interval
         if interval > 0:
             self._power_sync = compute_power_sync.PowerSync(
-                self._context, self._driver,
-                [service.host for service in self.services],
-                self._has_power, interval).start()
+                self._context, self._driver, hosts, self._has_power,
+                interval, self._clock)
+        self._heartbeat = self._servicegroup.join(
+            *self.services, along=self.with_heartbeat, alive=self.powered)
+        self._tasks.start()
         if told:
             self._listener = compute_manager.Listener(
                 self._conf, self._rpc_server, self._tasks).start()
@@ -312,7 +311,7 @@ class Agent:
         if self._listener is not None:
             self._listener.stop()
         if self._power_sync is not None:
-            self._power_sync.stop(timeout)
+            self._power_sync.stop()
         if self._tasks is not None:
             self._tasks.stop(timeout)
         if self._heartbeat is not None:
@@ -350,7 +349,9 @@ class Agent:
 
         Once RESOURCE_INTERVAL has passed, or a server was rebuilt here,
         the nodes' resources are written; told over RPC, the tasks whose
-        cast was lost are found (:meth:`TaskRunner.waiting_if_due`). All
+        cast was lost are found (:meth:`TaskRunner.waiting_if_due`); once
+        ``sync_power_state_interval`` has passed, the servers whose power
+        state disagrees with their host's (:mod:`.power_sync`). All
         in the transaction of the database heartbeat, so an idle agent
         costs the database one transaction per heartbeat. Returns what to
         do once it committed: a transaction rolled back (and retried)
@@ -364,6 +365,8 @@ class Agent:
         gone = self._write_resources() if due else None
         waiting = (self._tasks.waiting_if_due(context)
                    if self._tasks is not None else None)
+        syncing = (self._power_sync.out_of_step_if_due(context)
+                   if self._power_sync is not None else None)
 
         def then():
             if gone is not None:
@@ -372,6 +375,8 @@ class Agent:
                 self._nodes_gone.update(gone)
             if waiting is not None:
                 self._tasks.take_waiting(waiting)
+            if syncing is not None:
+                self._power_sync.take(syncing)
         return then
 
     def _rebuilt(self):

@@ -1,18 +1,23 @@
 """The agent's power-state sync: the database told what its hosts run.
 
-Once at start and every ``[DEFAULT] sync_power_state_interval`` seconds,
-as Nova's compute does, the agent reads the live servers of its hosts
-that have power (one query), asks the driver what each host runs, and
-aligns each server whose record disagrees and has no task under way
+At the agent's first database heartbeat and every ``[DEFAULT]
+sync_power_state_interval`` seconds after, as Nova's compute does, the
+live servers of its hosts that have power are read in the heartbeat's
+transaction (an idle agent still costs the database one transaction per
+heartbeat) and compared with what the driver says each host runs. The
+servers whose record disagrees, with no task under way, are then aligned
+one by one in the sync's own thread
 (:mod:`nova_forcedown.objects.power_sync`). A sync that changed nothing
 says nothing; one that did says what, in a line per kind of change.
 """
+
+import concurrent.futures
+import time
 
 from oslo_log import log as logging
 
 from nova_forcedown import condition_log
 from nova_forcedown import exception
-from nova_forcedown import periodic
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import power_sync
 
@@ -26,48 +31,66 @@ class PowerSync:
     nothing because it is off, not because its servers left it).
     """
 
-    def __init__(self, context, driver, hosts, has_power, interval):
+    def __init__(self, context, driver, hosts, has_power, interval,
+                 clock=time.monotonic):
         self._context = context
         self._driver = driver
         self._hosts = list(hosts)
         self._has_power = has_power
-        self._ticker = periodic.Every(self._sync_and_say, interval,
-                                      'power-sync')
+        self._interval = interval
+        self._clock = clock
+        self._due_at = clock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix='power-sync')
 
-    def start(self):
-        self._ticker.start()
-        return self
+    def stop(self):
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def stop(self, timeout=None):
-        self._ticker.stop(timeout)
+    def out_of_step_if_due(self, context):
+        """[(server, what its host runs)] that disagree, when a sync is due.
 
-    def _sync_and_say(self):
+        Read in ``context``'s transaction, the agent's database heartbeat,
+        which gives them to :meth:`take` once it committed. None when no
+        sync is due.
+        """
+        if self._clock() < self._due_at:
+            return None
+        hosts = [host for host in self._hosts if self._has_power(host)]
+        if not hosts:
+            return []
+        runs = {host: self._driver.guests(host) for host in hosts}
+        found = []
+        for server in instance_obj.get_by_hosts(context, hosts):
+            state = runs[server.host].get(server.uuid, power_sync.NOSTATE)
+            if power_sync.out_of_step(server, state):
+                found.append((server, state))
+        return found
+
+    def take(self, out_of_step):
+        """Align what a due sync found; the next is an interval on."""
+        self._due_at = self._clock() + self._interval
+        if out_of_step:
+            self._pool.submit(self._align_and_say, out_of_step)
+
+    def align(self, out_of_step):
+        """The servers aligned, as (server before, after) pairs."""
+        aligned = []
+        for server, state in out_of_step:
+            after = power_sync.align(self._context, server, state)
+            if after is not None:
+                aligned.append((server, after))
+        return aligned
+
+    def _align_and_say(self, out_of_step):
         try:
-            aligned = self.sync()
+            aligned = self.align(out_of_step)
         except exception.DatabaseUnavailable:
-            # The heartbeats say so; the next sync tries again.
+            # The heartbeats say so; the next sync finds them again.
             return
         except Exception:
             LOG.exception('Syncing the power states of the servers failed.')
             return
         _say(aligned)
-
-    def sync(self):
-        """The servers aligned now, as (server before, after) pairs."""
-        hosts = [host for host in self._hosts if self._has_power(host)]
-        if not hosts:
-            return []
-        servers = instance_obj.get_by_hosts(self._context, hosts)
-        runs = {host: self._driver.guests(host) for host in hosts}
-        aligned = []
-        for server in servers:
-            found = runs[server.host].get(server.uuid, power_sync.NOSTATE)
-            if not power_sync.out_of_step(server, found):
-                continue
-            after = power_sync.align(self._context, server, found)
-            if after is not None:
-                aligned.append((server, after))
-        return aligned
 
 
 def _say(aligned):

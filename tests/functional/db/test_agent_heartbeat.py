@@ -2,7 +2,8 @@
 
 A started agent (fake driver, told of its tasks over oslo.messaging's
 in-memory ``fake:/`` transport) writes its heartbeats, refreshes its
-nodes' resources and looks for the tasks whose cast was lost, all from
+nodes' resources, looks for the tasks whose cast was lost and compares
+its servers' power states with what its hosts run, all from
 its heartbeat thread and in the heartbeat's transaction: once it has
 started, an idle agent costs the database one connection checkout and
 one transaction per heartbeat, however many kinds of work are due.
@@ -28,6 +29,8 @@ from tests.fixtures import databases
 DEADLINE = 60
 HEARTBEAT_THREAD = 'heartbeat'
 TASKS_THREAD = 'compute-tasks'
+# The sync's one worker, as ThreadPoolExecutor names it.
+POWER_SYNC_THREAD = 'power-sync_0'
 
 
 class _Database:
@@ -80,8 +83,9 @@ class _AgentHeartbeatMixin:
         self.conf.set_override('task_reconcile_interval', 2)
         self.useFixture(fixtures.MockPatchObject(
             compute_agent, 'RESOURCE_INTERVAL', 2))
-        self.agent = compute_agent.Agent(
-            self.conf, fake_driver.FakeDriver(self.conf))
+        self.conf.set_override('sync_power_state_interval', 1)
+        self.driver = fake_driver.FakeDriver(self.conf)
+        self.agent = compute_agent.Agent(self.conf, self.driver)
         self.agent.register()
         self.database = _Database(db_engine.get_engine())
         self.addCleanup(self.database.stop)
@@ -129,6 +133,25 @@ class _AgentHeartbeatMixin:
             self.context, uuid).task_state is None)
         server = instance_obj.get_record(self.context, uuid)
         self.assertEqual(operations.STOPPED, server.vm_state)
+
+    def test_a_server_its_host_no_longer_runs_is_aligned_after_a_heartbeat(
+            self):
+        self._start()
+        uuid = instance_obj.get_by_host(
+            self.context, 'fake-compute-2')[0].uuid
+
+        self.driver.destroy('fake-compute-2', uuid)
+
+        self._until(lambda: instance_obj.get_record(
+            self.context, uuid).power_state == 0)
+        server = instance_obj.get_record(self.context, uuid)
+        self.assertEqual((operations.ACTIVE, None),
+                         (server.vm_state, server.task_state))
+        # Read in the heartbeat's transaction, written by the sync's own
+        # thread: one transaction for the one server that disagreed.
+        self.assertEqual(1, self.database.checkouts.count(POWER_SYNC_THREAD))
+        self.assertEqual(
+            1, len(self.database.of(POWER_SYNC_THREAD, 'UPDATE instances')))
 
 
 # The agent's threads and the test's each run transactions at once. An
