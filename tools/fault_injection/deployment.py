@@ -40,6 +40,8 @@ state_path = %(state)s
 report_interval = 1
 service_down_time = %(down_time)d
 task_poll_interval = 0.5
+# The final check expects each server's power state to be its host's.
+sync_power_state_interval = 1
 %(servicegroup)s%(transport)s
 [api]
 auth_strategy = noauth2
@@ -87,9 +89,12 @@ class Deployment:
             self.namespace = 'fi_' + os.path.basename(
                 self.directory).replace('-', '_')
             servicegroup = 'servicegroup_driver = tooz\n'
+            # The database heartbeat also finds the tasks whose cast was
+            # lost; by default it comes every service_down_time / 2,
+            # 300 s here, longer than the final recovery waits.
             coordination_section = (
                 '[coordination]\nbackend_url = redis://127.0.0.1:%d'
-                '?namespace=%s&timeout=2\n'
+                '?namespace=%s&timeout=2\ndatabase_report_interval = 5\n'
                 % (self.relays['redis'].port, self.namespace))
         transport = self._transport(messaging)
         self.config = os.path.join(self.directory, 'nova_forcedown.conf')

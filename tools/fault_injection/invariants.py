@@ -13,7 +13,9 @@ replaces whole at each change:
 
 and once every agent is up and every fenced host repaired: every
 evacuation ended (completed, error or failed), no server left
-rebuilding, and no host running a copy of a server placed elsewhere.
+rebuilding, no host running a copy of a server placed elsewhere, and
+every server's power state the one its host reports (the agents sync
+them every second here), NOSTATE for one its host does not run.
 """
 
 import collections
@@ -26,6 +28,8 @@ import sqlalchemy as sa
 from nova_forcedown.objects import compute_node as compute_node_obj
 
 FINAL_STATUSES = ('completed', 'error', 'failed')
+# The power state of a server its host does not run.
+NOSTATE = 0
 
 _USAGE = sa.text(
     'SELECT n.id, n.host, n.hypervisor_hostname, n.vcpus, n.memory_mb, '
@@ -161,8 +165,8 @@ class Checker:
                 "deleted = 0 AND status NOT IN ('completed', 'error', "
                 "'failed') ORDER BY id")).all()
             servers = connection.execute(sa.text(
-                'SELECT uuid, host, vm_state, task_state FROM instances '
-                'WHERE deleted = 0')).all()
+                'SELECT uuid, host, vm_state, task_state, power_state '
+                'FROM instances WHERE deleted = 0')).all()
         for row in open_rows:
             self.violations.add('migration-not-final', '%s %s -> %s: %s' % (
                 row.instance_uuid, row.source_compute, row.dest_compute,
@@ -177,6 +181,7 @@ class Checker:
                 self.violations.add('stray-copy', '%s runs on %s, placed on '
                                     '%s' % (server.uuid, running[server.uuid],
                                             server.host))
+            _check_power_state(self.violations, server, guests)
         return {
             'migrations': statuses,
             'servers': len(servers),
@@ -192,6 +197,16 @@ class Checker:
             'servers_by_vm_state': dict(collections.Counter(
                 server.vm_state for server in servers)),
         }
+
+
+def _check_power_state(violations, server, guests):
+    """The power state its host reports, for a server with no task."""
+    reported = guests.get(server.host, {}).get(server.uuid, NOSTATE)
+    if server.task_state is None and server.power_state != reported:
+        violations.add('power-state-out-of-step', '%s on %s: %s in the '
+                       'database, %s on the host' % (
+                           server.uuid, server.host, server.power_state,
+                           reported))
 
 
 def _signature(stat):
