@@ -60,7 +60,7 @@ class PowerSync:
             return []
         runs = {host: self._driver.guests(host) for host in hosts}
         found = []
-        for server in instance_obj.get_by_hosts(context, hosts):
+        for server in instance_obj.power_states_on(context, hosts):
             state = runs[server.host].get(server.uuid, power_sync.NOSTATE)
             if power_sync.out_of_step(server, state):
                 found.append((server, state))

@@ -123,6 +123,11 @@ def get_by_hosts(context, hosts):
         db_instances.instance_get_all_by_hosts(context, hosts))
 
 
+def power_states_on(context, hosts):
+    """uuid, host, vm_state, task_state and power_state of their servers."""
+    return db_instances.instance_power_states(context, hosts)
+
+
 def get_by_host(context, host):
     return get_by_hosts(context, [host])
 
