@@ -72,7 +72,7 @@ class PowerSync:
         if out_of_step:
             self._pool.submit(self._align_and_say, out_of_step)
 
-    def align(self, out_of_step):
+    def _aligned(self, out_of_step):
         """The servers aligned, as (server before, after) pairs."""
         aligned = []
         for server, state in out_of_step:
@@ -83,7 +83,7 @@ class PowerSync:
 
     def _align_and_say(self, out_of_step):
         try:
-            aligned = self.align(out_of_step)
+            aligned = self._aligned(out_of_step)
         except exception.DatabaseUnavailable:
             # The heartbeats say so; the next sync finds them again.
             return
@@ -94,12 +94,14 @@ class PowerSync:
 
 
 def _say(aligned):
-    stopping = [after.uuid for _, after in aligned if after.task_state]
-    missing = [after.uuid for _, after in aligned
-               if not after.task_state and
-               after.power_state == power_sync.NOSTATE]
-    updated = [after.uuid for _, after in aligned
-               if after.uuid not in stopping and after.uuid not in missing]
+    stopping, missing, updated = [], [], []
+    for _, after in aligned:
+        if after.task_state:
+            stopping.append(after.uuid)
+        elif after.power_state == power_sync.NOSTATE:
+            missing.append(after.uuid)
+        else:
+            updated.append(after.uuid)
     if stopping:
         LOG.warning('%(count)d server(s) stopped by themselves, or run '
                     'while stopped: stopping them, as Nova\'s power-state '
