@@ -19,6 +19,7 @@ from oslo_log import log as logging
 from nova_forcedown import condition_log
 from nova_forcedown import exception
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import power_sync
 
 LOG = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class PowerSync:
         runs = {host: self._driver.guests(host) for host in hosts}
         found = []
         for server in instance_obj.power_states_on(context, hosts):
-            state = runs[server.host].get(server.uuid, power_sync.NOSTATE)
+            state = runs[server.host].get(server.uuid, operations.NOSTATE)
             if power_sync.out_of_step(server, state):
                 found.append((server, state))
         return found
@@ -98,7 +99,7 @@ def _say(aligned):
     for _, after in aligned:
         if after.task_state:
             stopping.append(after.uuid)
-        elif after.power_state == power_sync.NOSTATE:
+        elif after.power_state == operations.NOSTATE:
             missing.append(after.uuid)
         else:
             updated.append(after.uuid)

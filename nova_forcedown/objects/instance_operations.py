@@ -31,8 +31,10 @@ STOPPED = 'stopped'
 POWERING_OFF = 'powering-off'
 POWERING_ON = 'powering-on'
 REBUILDING = 'rebuilding'
+NOSTATE = 0
 RUNNING = 1
 SHUTDOWN = 4
+CRASHED = 6
 
 # States os-resetState may set.
 RESET_STATES = (ACTIVE, ERROR)

@@ -24,11 +24,7 @@ from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.rpc import compute as rpc_compute
 
-# Power states a hypervisor reports, besides RUNNING and SHUTDOWN.
-NOSTATE = 0
-CRASHED = 6
-
-STOPPED_BY_ITSELF = (operations.SHUTDOWN, CRASHED)
+STOPPED_BY_ITSELF = (operations.SHUTDOWN, operations.CRASHED)
 
 
 def needs_stop(vm_state, found):
@@ -36,7 +32,7 @@ def needs_stop(vm_state, found):
     if vm_state == operations.ACTIVE:
         return found in STOPPED_BY_ITSELF
     if vm_state == operations.STOPPED:
-        return found not in STOPPED_BY_ITSELF + (NOSTATE,)
+        return found not in STOPPED_BY_ITSELF + (operations.NOSTATE,)
     return False
 
 

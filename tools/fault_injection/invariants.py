@@ -26,10 +26,9 @@ import threading
 import sqlalchemy as sa
 
 from nova_forcedown.objects import compute_node as compute_node_obj
+from nova_forcedown.objects import instance_operations as operations
 
 FINAL_STATUSES = ('completed', 'error', 'failed')
-# The power state of a server its host does not run.
-NOSTATE = 0
 
 _USAGE = sa.text(
     'SELECT n.id, n.host, n.hypervisor_hostname, n.vcpus, n.memory_mb, '
@@ -201,7 +200,8 @@ class Checker:
 
 def _check_power_state(violations, server, guests):
     """The power state its host reports, for a server with no task."""
-    reported = guests.get(server.host, {}).get(server.uuid, NOSTATE)
+    on_host = guests.get(server.host, {})
+    reported = on_host.get(server.uuid, operations.NOSTATE)
     if server.task_state is None and server.power_state != reported:
         violations.add('power-state-out-of-step', '%s on %s: %s in the '
                        'database, %s on the host' % (

@@ -6,7 +6,6 @@ import signal
 import sqlite3
 
 import fixtures
-
 from oslotest import base
 
 from tests.fixtures import commands
