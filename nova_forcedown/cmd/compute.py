@@ -9,7 +9,6 @@ still behind this code: an agent started beside an API that migrates the
 database at start comes up once the migration is done.
 """
 
-import itertools
 import sys
 
 from oslo_config import cfg
@@ -19,8 +18,8 @@ from sqlalchemy import exc as sa_exc
 from stevedore import exception as stevedore_exc
 
 from nova_forcedown.compute import agent as compute_agent
-from nova_forcedown import condition_log
 from nova_forcedown import cmd
+from nova_forcedown.cmd import database_wait
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
@@ -74,29 +73,6 @@ CLI_OPTS = [
                     'internal_service_availability_zone for others).'),
 ]
 
-DATABASE_DOWN_AT_START = condition_log.Messages(
-    level=logging.WARNING,
-    started='Cannot start, the database is unavailable (%(error)s); '
-            'trying again every %(interval)s s, %(tries)s.',
-    reminder='Still waiting for the database after %(seconds)d s '
-             '(%(error)s); trying again every %(interval)s s, %(tries)s.',
-    ended='Recovered: the database answers again after %(seconds)d s.')
-
-# An API or agent started beside this one with [database] sync_on_startup
-# may be migrating the schema right now; an operator may be about to.
-SCHEMA_BEHIND_AT_START = condition_log.Messages(
-    level=logging.WARNING,
-    started='Cannot start yet: %(error)s Waiting for the schema, which a '
-            'server started with [database] sync_on_startup may be '
-            'migrating; trying again every %(interval)s s, %(tries)s.',
-    reminder='Still waiting for the database schema after %(seconds)d s '
-             '(%(error)s); trying again every %(interval)s s, %(tries)s.',
-    ended='The database schema is current after %(seconds)d s.')
-
-# What a start waits for.
-_OUTAGE = 'outage'
-_SCHEMA = 'schema'
-
 # Start-up failures reported as one line, with a non-zero exit.
 _STARTUP_ERRORS = (exception.NovaForcedownException, stevedore_exc.NoMatches,
                    db_exc.DBError, sa_exc.SQLAlchemyError, OSError)
@@ -133,27 +109,15 @@ def _error(message):
 def _start(conf, stop):
     """The registered, heartbeating agent; None if stopped while waiting."""
     driver = compute_agent.load_driver(conf)
-    tries = _tries_at_start(conf)
+    tries = database_wait.tries_at_start(conf)
     db_engine.configure(conf)
     notifications.configure(conf)
     agent = compute_agent.Agent(conf, driver)
-    if not _until_database_answers(conf, stop, tries,
-                                   lambda: _register(conf, agent)):
+    if not database_wait.until_database_answers(
+            conf, stop, tries, lambda: _register(conf, agent)):
         return None
     agent.start()
     return agent
-
-
-def _tries_at_start(conf):
-    """How often to try the database at start: None for ever.
-
-    ``[database] max_retries`` and ``retry_interval`` say it, as they do
-    for oslo.db's first connection, but this process waits in its own loop,
-    which SIGTERM ends at once; oslo.db itself tries once.
-    """
-    tries = conf.database.max_retries
-    db_engine.try_once_at_start(conf)
-    return None if tries == -1 else max(1, tries)
 
 
 def _register(conf, agent):
@@ -161,67 +125,6 @@ def _register(conf, agent):
         schema.sync_on_startup(conf)
     schema.check_migrated()
     agent.register()
-
-
-def _until_database_answers(conf, stop, tries, step):
-    """Run ``step`` until the database answers it, ``tries`` times at most.
-
-    The database may be away, or there with its schema behind this code
-    (an API beside this agent migrating it at start, an upgrade whose db
-    sync is still to come): both are waited for, each said once, in its
-    own words. Registration finds or creates each row, so a step cut
-    short is safely run again. False if ``stop`` is set meanwhile; the
-    last error (DatabaseUnavailable or DatabaseNotMigrated) when the
-    tries run out.
-    """
-    waits = {
-        _OUTAGE: condition_log.ConditionLog(
-            LOG, DATABASE_DOWN_AT_START, conf.log_reminder_interval),
-        _SCHEMA: condition_log.ConditionLog(
-            LOG, SCHEMA_BEHIND_AT_START, conf.log_reminder_interval)}
-    interval = conf.database.retry_interval
-    attempts = itertools.count(1) if tries is None else range(1, tries + 1)
-    for attempt in attempts:
-        kind, error = _what_stops(step)
-        for waited, log in waits.items():
-            if waited != kind:
-                log.update([])
-        if kind is None:
-            return True
-        if attempt == tries:
-            raise _given_up(kind, error, tries)
-        waits[kind].update(['database'], error=exception.first_line(error),
-                           interval=interval,
-                           tries='until it answers' if tries is None else
-                           'up to %d times' % tries)
-        if stop.wait(interval):
-            return False
-
-
-def _what_stops(step):
-    """(None, None) once ``step`` ran; else what kind of wait, and why."""
-    try:
-        step()
-    except exception.DatabaseNotMigrated as exc:
-        return _SCHEMA, exc
-    except Exception as exc:
-        if _is_outage(exc):
-            return _OUTAGE, exc
-        raise
-    return None, None
-
-
-def _is_outage(exc):
-    return (isinstance(exc, exception.DatabaseUnavailable) or
-            db_engine.is_outage(exc))
-
-
-def _given_up(kind, error, tries):
-    if kind == _SCHEMA:
-        return error
-    return exception.DatabaseUnavailable(
-        reason='%s, after %d tries ([database] max_retries)' % (
-            exception.first_line(error), tries))
 
 
 def _serve(conf, agent, stop):

@@ -4,7 +4,8 @@ It watches the compute services' liveness; a host whose service is down
 and whose BMC (or management address) confirms the failure is fenced,
 forced down with its servers marked shut down, and its servers evacuated.
 Several may run: one leads, the others stand by (see the monitor guide).
-Runs until SIGTERM or SIGINT.
+A database away at start, or with its schema behind this code, is waited
+for, as the agent waits for it. Runs until SIGTERM or SIGINT.
 """
 
 import sys
@@ -16,6 +17,7 @@ from sqlalchemy import exc as sa_exc
 from tooz import coordination
 
 from nova_forcedown import cmd
+from nova_forcedown.cmd import database_wait
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
@@ -50,10 +52,14 @@ def main(argv=None):
     objects.register_all()
     stop = cmd.stop_on_signals()
     try:
-        loops, leader = _start(conf)
+        started = _start(conf, stop)
     except _STARTUP_ERRORS as exc:
         print('%s: %s' % (PROG, exception.first_line(exc)), file=sys.stderr)
         return 1
+    if started is None:
+        LOG.info('Stopping on signal before the database answered.')
+        return 0
+    loops, leader = started
     stop.wait()
     LOG.info('Stopping on signal.')
     for loop in loops:
@@ -63,10 +69,13 @@ def main(argv=None):
     return 0
 
 
-def _start(conf):
-    db_engine.fail_at_once_at_start(conf)
+def _start(conf, stop):
+    """(loops, leadership) of the running monitor; None if stopped first."""
+    tries = database_wait.tries_at_start(conf)
     db_engine.configure(conf)
-    schema.check_migrated()
+    if not database_wait.until_database_answers(conf, stop, tries,
+                                                schema.check_migrated):
+        return None
     notifications.configure(conf)
     url = monitor_leadership.lock_url(conf)
     leader = monitor_leadership.Leadership(url).start()
