@@ -89,7 +89,8 @@ def _start(conf, stop):
               'url': url.split('?')[0]})
     loops = [monitor.start()]
     if conf.monitor.bmc_check_interval:
-        loops.append(readiness.FenceReadiness(conf, leader).start())
+        loops.append(readiness.FenceReadiness(
+            conf, leader, lambda: monitor.watched_hosts).start())
     return loops, leader
 
 

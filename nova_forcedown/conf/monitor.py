@@ -125,7 +125,9 @@ MONITOR_OPTS = [
                     'fence device: a host it could not fence (a wrong '
                     'password or address, a BMC away) is named in the log '
                     'before it fails, not when it has. The first check '
-                    'comes as the monitor starts leading. 0: never.'),
+                    'comes as the monitor starts leading, and a host that '
+                    'becomes watched in between (new, enabled or forced up '
+                    'again) is checked when first seen. 0: never.'),
     cfg.IntOpt('max_in_flight', default=10, min=1,
                help='Evacuations the monitor keeps under way at once, over '
                     'every host it recovers; the rest wait their turn.'),

@@ -93,6 +93,9 @@ class Monitor(periodic.Ticker):
         self._restore_failed = {}
         # Servers found with nowhere to go, said once.
         self._no_room = set()
+        # The hosts the last look watched, for the fence check; None
+        # until this monitor has looked as the leader.
+        self.watched_hosts = None
 
     @property
     def limit(self):
@@ -107,6 +110,7 @@ class Monitor(periodic.Ticker):
                      'Standing by: another monitor leads.')
             self._leading = leading
         if not leading:
+            self.watched_hosts = None
             return
         failure = None
         # A request id per look, which the history shows for its steps and
@@ -130,6 +134,8 @@ class Monitor(periodic.Ticker):
 
     def look(self):
         services = self._compute_services()
+        self.watched_hosts = frozenset(
+            service.host for service in detection.watched(services))
         why = self._servicegroup.blind_spot()
         if why is not None:
             self._blind.update(['backend'], why=why)

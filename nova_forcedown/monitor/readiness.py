@@ -5,7 +5,10 @@ has failed, the one moment it matters: that host is then neither fenced
 nor recovered. Every ``[monitor] bmc_check_interval`` the leading monitor
 reads the power of each watched host through its fence driver, as
 Pacemaker monitors a fence device, and names each host it could not
-fence, until it can.
+fence, until it can. A host that becomes watched in between (a new host,
+one enabled or forced up again) is checked as soon as the monitor sees it:
+a host added with a wrong BMC password is named within seconds, not at
+the next check.
 """
 
 import time
@@ -16,10 +19,7 @@ from stevedore import exception as stevedore_exc
 from nova_forcedown import condition_log
 from nova_forcedown.conf import monitor as monitor_conf
 from nova_forcedown import exception
-from nova_forcedown.monitor import detection
 from nova_forcedown.monitor.drivers import base as drivers
-from nova_forcedown.monitor import recovery
-from nova_forcedown.objects import service as service_obj
 from nova_forcedown import periodic
 
 LOG = logging.getLogger(__name__)
@@ -46,21 +46,25 @@ class FenceReadiness(periodic.Ticker):
     """Checks the fence drivers of the watched hosts while leading.
 
     It looks every ``[monitor] interval`` whether a check is due, so that
-    a monitor that starts leading checks at once; it reads the state of
-    ``leadership`` that the monitor's own loop keeps, never the lock.
+    a monitor that starts leading checks at once, and which hosts are
+    newly watched. The watched hosts are those of the monitor's last look
+    (``watched()``, None before it); it reads the state of ``leadership``
+    that the monitor's own loop keeps, never the lock nor the database.
     """
 
-    def __init__(self, conf, leadership, clock=time.monotonic,
+    def __init__(self, conf, leadership, watched, clock=time.monotonic,
                  load=drivers.load, sleep=time.sleep):
         super().__init__(conf.monitor.interval, 'bmc-check')
         self._conf = conf
         self._load = load
         self._sleep = sleep
         self._leadership = leadership
+        self._watched = watched
         self._clock = clock
-        self._context = recovery.monitor_context()
         self._checked_at = None
         self._summarized = False
+        # The watched hosts at the last tick.
+        self._known = frozenset()
         # host -> (why, its ConditionLog), while it cannot be fenced.
         self._failing = {}
 
@@ -68,19 +72,17 @@ class FenceReadiness(periodic.Ticker):
         if not self._leadership.leading:
             self._checked_at = None
             return
-        if not self._due():
+        hosts = self._watched()
+        if hosts is None:
             return
-        try:
-            services = service_obj.ServiceList.get_records(
-                self._context, binary=service_obj.COMPUTE_BINARY,
-                include_api=False)
-        except Exception:  # noqa: the monitor's look reads them too, and
-            return  # says why; checked again at the next tick.
-        self.check(sorted(service.host
-                          for service in detection.watched(services)))
-        # The interval counts from the end: a long check is not repeated
-        # at once.
-        self._checked_at = self._clock()
+        if self._due():
+            self.check(sorted(hosts))
+            # The interval counts from the end: a long check is not
+            # repeated at once.
+            self._checked_at = self._clock()
+        else:
+            self.check_new(sorted(hosts - self._known))
+        self._known = hosts
 
     def _due(self):
         if self._checked_at is None:
@@ -90,27 +92,54 @@ class FenceReadiness(periodic.Ticker):
 
     def check(self, hosts):
         """Read each host's power; say which cannot be fenced, if changed."""
-        problems = {}
-        for host in hosts:
-            if not self._leadership.leading:
-                return  # A standby reads no BMC.
-            why = self.problem(host)
-            if why is not None:
-                problems[host] = why
-            self._sleep(PAUSE_BETWEEN_READS)
+        problems = self._problems(hosts)
+        if problems is None:
+            return
         for host in set(self._failing) - set(problems):
             # A host no longer watched (forced down, disabled, deleted)
             # leaves without a word.
             self._failing.pop(host)[1].update(
                 [], forget=() if host in hosts else [host])
-        for host, why in problems.items():
-            self._tell(host, why)
+        self._tell_all(problems)
         if not self._summarized:
             self._summarized = True
             LOG.info('Fence drivers checked: %d of %d watched compute hosts '
                      'can be fenced; checked again every %d s.',
                      len(hosts) - len(problems), len(hosts),
                      self._conf.monitor.bmc_check_interval)
+
+    def check_new(self, hosts):
+        """Check ``hosts``, newly watched, and say how many can be fenced."""
+        if not hosts:
+            return
+        problems = self._problems(hosts)
+        if problems is None:
+            return
+        for host in (set(hosts) & set(self._failing)) - set(problems):
+            self._failing.pop(host)[1].update([])
+        self._tell_all(problems)
+        LOG.info('Fence drivers checked for %d newly watched compute '
+                 'host(s) (%s): %d can be fenced.', len(hosts),
+                 condition_log.describe(hosts), len(hosts) - len(problems))
+
+    def _problems(self, hosts):
+        """{host: why} of those of ``hosts`` that cannot be fenced.
+
+        None when leadership is lost meanwhile: a standby reads no BMC.
+        """
+        problems = {}
+        for host in hosts:
+            if not self._leadership.leading:
+                return None
+            why = self.problem(host)
+            if why is not None:
+                problems[host] = why
+            self._sleep(PAUSE_BETWEEN_READS)
+        return problems
+
+    def _tell_all(self, problems):
+        for host, why in problems.items():
+            self._tell(host, why)
 
     def problem(self, host):
         """Why ``host`` could not be fenced now, or None."""

@@ -1,6 +1,5 @@
 """The monitor's check that each watched host could be fenced."""
 
-import collections
 import logging as std_logging
 import types
 
@@ -14,7 +13,6 @@ from nova_forcedown.monitor import readiness
 from tests.unit import test_heartbeat
 
 ON = drivers.BmcStatus(drivers.ON, drivers.OK, ())
-Service = collections.namedtuple('Service', 'host disabled forced_down')
 
 
 class Bmcs:
@@ -50,9 +48,11 @@ class TestFenceReadiness(base.BaseTestCase):
         self.bmcs = Bmcs()
         self.clock = test_heartbeat.FakeClock()
         self.leadership = types.SimpleNamespace(leading=True)
+        # What the monitor's last look watched: None before its first.
+        self.watched = None
         self.readiness = readiness.FenceReadiness(
-            self.conf, self.leadership, self.clock, self.bmcs.load,
-            sleep=lambda seconds: None)
+            self.conf, self.leadership, lambda: self.watched, self.clock,
+            self.bmcs.load, sleep=lambda seconds: None)
 
     def lines(self):
         return self.log.output.splitlines()
@@ -103,24 +103,58 @@ class TestFenceReadiness(base.BaseTestCase):
         self.readiness.tick()
         self.assertEqual([], self.bmcs.read)
 
+    def _tick_at(self, now):
+        """The hosts whose BMC the tick at ``now`` read."""
+        self.clock.now = now
+        read = len(self.bmcs.read)
+        self.readiness.tick()
+        return self.bmcs.read[read:]
+
     def test_checks_come_every_interval_and_at_once_when_leading(self):
-        # The database is the boundary here: one watched host, one not.
-        self.useFixture(fixtures.MockPatchObject(
-            readiness.service_obj.ServiceList, 'get_records',
-            return_value=[Service('c1', False, False),
-                          Service('c2', True, False)]))
-        checked_at = []
-        for now in (0, 1, 59, 60, 61, 120):
-            self.clock.now = now
-            read = len(self.bmcs.read)
-            self.readiness.tick()
-            checked_at += [now] * (len(self.bmcs.read) - read)
+        self.watched = frozenset(['c1'])
+        checked_at = [now for now in (0, 1, 59, 60, 61, 120)
+                      for _ in self._tick_at(now)]
         self.leadership.leading = False
         self.readiness.tick()
         self.leadership.leading = True
-        self.clock.now = 121
-        self.readiness.tick()
-        checked_at += [121] * (len(self.bmcs.read) - len(checked_at))
+        checked_at += [121] * len(self._tick_at(121))
 
         self.assertEqual([0, 60, 120, 121], checked_at)
         self.assertEqual({'c1'}, set(self.bmcs.read))
+
+    def test_nothing_is_checked_before_the_monitor_looked(self):
+        self.assertEqual([], self._tick_at(0))
+        self.watched = frozenset(['c1', 'c2'])
+        self.assertEqual(['c1', 'c2'], self._tick_at(1))
+        self.assertIn('Fence drivers checked: 2 of 2', self.log.output)
+
+    def test_a_newly_watched_host_is_checked_when_first_seen(self):
+        self.watched = frozenset(['c1'])
+        self._tick_at(0)
+        self.bmcs.answers['c2'] = drivers.FenceError('bad password')
+        self.watched = frozenset(['c1', 'c2', 'c3'])
+
+        self.assertEqual(['c2', 'c3'], self._tick_at(1))
+        self.assertEqual([], self._tick_at(2))
+        self.assertEqual(['c1', 'c2', 'c3'], self._tick_at(60))
+        lines = self.lines()
+        self.assertEqual(3, len(lines), lines)
+        self.assertIn('Host c2 cannot be fenced: its BMC cannot be read '
+                      '(bad password)', lines[1])
+        self.assertEqual('INFO Fence drivers checked for 2 newly watched '
+                         'compute host(s) (c2, c3): 1 can be fenced.',
+                         lines[2])
+
+    def test_a_host_watched_again_is_checked_again(self):
+        # c1 cannot be fenced, is forced down (no longer watched), its
+        # BMC is mended and the host forced up: said as it comes back.
+        self.bmcs.answers['c1'] = drivers.FenceError('timed out')
+        self.watched = frozenset(['c1'])
+        self._tick_at(0)
+        self.watched = frozenset()
+        self._tick_at(1)
+        del self.bmcs.answers['c1']
+        self.watched = frozenset(['c1'])
+
+        self.assertEqual(['c1'], self._tick_at(2))
+        self.assertIn('INFO Host c1 can be fenced again', self.log.output)

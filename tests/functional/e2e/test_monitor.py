@@ -146,6 +146,33 @@ class TestFenceReadiness(MonitorTestCase):
         self.assertIn('1 of 1 host(s) can be fenced.', result.stdout)
 
 
+class TestFenceReadinessOfNewHosts(MonitorTestCase):
+    """A host that becomes watched is checked when first seen.
+
+    Not at the next check, every five minutes by default.
+    """
+
+    monitor_options = 'bmc_check_interval = 300'
+
+    def test_a_host_enabled_later_is_checked_when_first_seen(self):
+        rack = self.cloud.rack_of('rack-b-1')
+        self.cloud.manage('service', 'disable', 'rack-b-1')
+        rack.bmcs.stop(signal.SIGKILL)
+        monitor = self.cloud.start_monitor()
+        output = monitored_hosts.wait_for_log(monitor, 'Fence drivers checked')
+        self.assertIn('Fence drivers checked: 3 of 3 watched', output)
+
+        self.cloud.manage('service', 'enable', 'rack-b-1')
+
+        output = monitored_hosts.wait_for_log(monitor, 'newly watched')
+        self.assertIn('Host rack-b-1 cannot be fenced: its BMC cannot be '
+                      'read (IPMI 127.0.0.1:%d: no answer).' % rack.bmc_port,
+                      output)
+        self.assertIn('Fence drivers checked for 1 newly watched compute '
+                      'host(s) (rack-b-1): 0 can be fenced.', output)
+        self.assertNotIn('Traceback', output)
+
+
 class TestHostFailure(MonitorTestCase):
 
     def test_a_dead_host_is_fenced_forced_down_and_its_servers_run_again(
