@@ -78,7 +78,8 @@ def _start(conf, stop):
         return None
     notifications.configure(conf)
     url = monitor_leadership.lock_url(conf)
-    leader = monitor_leadership.Leadership(url).start()
+    leader = monitor_leadership.Leadership(
+        url, remind_every=conf.log_reminder_interval).start()
     monitor = manager.Monitor(
         conf, servicegroup_api.API(conf, reads_every=conf.monitor.interval),
         leader)
@@ -86,7 +87,7 @@ def _start(conf, stop):
              'holds the lock at %(url)s.',
              {'member': leader.member_id,
               'interval': conf.monitor.interval,
-              'url': url.split('?')[0]})
+              'url': leader.shown_url})
     loops = [monitor.start()]
     if conf.monitor.bmc_check_interval:
         loops.append(readiness.FenceReadiness(

@@ -6,7 +6,8 @@ Redis its lock expires after ``[monitor] leader_timeout`` seconds and the
 next monitor to try takes it; a file lock goes with its process at once.
 A leader that cannot renew its lock (its backend away, or the lock taken
 over after a pause) stops acting at once: two monitors never act
-together.
+together. A backend away when the monitor starts is tried again at each
+look, the monitor standing by meanwhile.
 """
 
 import logging as std_logging
@@ -16,6 +17,9 @@ import urllib.parse
 
 from oslo_log import log as logging
 from tooz import coordination
+
+from nova_forcedown import condition_log
+from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
 
@@ -41,6 +45,14 @@ _TOOZ_LOCK_LOGGERS = ('tooz.drivers.redis', 'tooz.coordination')
 # it is added, so starting again adds nothing.
 _WITHOUT_TRACEBACK = _WithoutTraceback()
 
+LOCK_UNREACHABLE = condition_log.Messages(
+    level=logging.WARNING,
+    started='Cannot reach the leader lock at %(url)s (%(error)s); standing '
+            'by, trying again at each look.',
+    reminder='Still cannot reach the leader lock at %(url)s after '
+             '%(seconds)d s (%(error)s).',
+    ended='Reached the leader lock at %(url)s, after %(seconds)d s.')
+
 
 def lock_url(conf):
     """The tooz URL of the leader's lock (see [monitor] coordination_url)."""
@@ -60,32 +72,64 @@ def lock_url(conf):
 
 class Leadership:
 
-    def __init__(self, url, member_id=None):
+    def __init__(self, url, member_id=None, remind_every=300):
         self._url = url
         self._member_id = (member_id or '%s-%d' % (
             socket.gethostname(), os.getpid())).encode()
         self._coordinator = None
         self._lock = None
+        self._unreachable = condition_log.ConditionLog(
+            LOG, LOCK_UNREACHABLE, remind_every)
         self.leading = False
+
+    @property
+    def shown_url(self):
+        """The lock's URL for log lines: no credentials, no options."""
+        parts = urllib.parse.urlsplit(self._url)
+        where = parts.hostname or ''
+        if parts.port:
+            where += ':%d' % parts.port
+        return urllib.parse.urlunsplit(
+            (parts.scheme, where, parts.path, '', ''))
 
     @property
     def member_id(self):
         return self._member_id.decode()
 
     def start(self):
+        """Ready to try the lock; a URL tooz does not know raises here.
+
+        The backend is reached at the first :meth:`leads`, in the
+        monitor's loop: tooz's Redis driver tries a refused connection for
+        a minute, which must not hold the process's start or its stop.
+        """
         for name in _TOOZ_LOCK_LOGGERS:
             std_logging.getLogger(name).addFilter(_WITHOUT_TRACEBACK)
         self._coordinator = coordination.get_coordinator(self._url,
                                                          self._member_id)
-        self._coordinator.start(start_heart=True)
-        self._lock = self._coordinator.get_lock(LOCK_NAME)
         return self
+
+    def _connected(self):
+        """Whether the backend answered: connect when not yet done."""
+        if self._lock is not None:
+            return True
+        try:
+            self._coordinator.start(start_heart=True)
+        except Exception as exc:  # noqa: tooz lets its backend's errors out
+            self._unreachable.update(['lock'], url=self.shown_url,
+                                     error=exception.first_line(exc))
+            return False
+        self._unreachable.update([], url=self.shown_url)
+        self._lock = self._coordinator.get_lock(LOCK_NAME)
+        return True
 
     def leads(self):
         """Whether this monitor leads now: it holds, or just took, the lock.
 
         Any failure of the backend counts as not leading.
         """
+        if not self._connected():
+            return False
         try:
             if self.leading:
                 self.leading = self._renewed()
@@ -112,7 +156,7 @@ class Leadership:
         return True if renew is None else renew() is not False
 
     def stop(self):
-        if self._coordinator is None:
+        if self._lock is None:
             return
         try:
             if self.leading:

@@ -107,7 +107,8 @@ class Monitor(periodic.Ticker):
         leading = self._leadership.leads()
         if leading != self._leading:
             LOG.info('Leading: this monitor acts.' if leading else
-                     'Standing by: another monitor leads.')
+                     'Standing by: another monitor holds the leader lock, or '
+                     'it cannot be reached.')
             self._leading = leading
         if not leading:
             self.watched_hosts = None

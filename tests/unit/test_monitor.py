@@ -312,6 +312,39 @@ class TestLeaderLock(base.BaseTestCase):
             self.assertEqual(1, sum(
                 type(f).__name__ == '_WithoutTraceback' for f in filters))
 
+    def test_a_lock_out_of_reach_at_start_is_tried_again_at_each_look(self):
+        # The file lock's directory cannot be made while a file stands in
+        # its way: the backend is away, as a stopped Redis is.
+        log = self.useFixture(fixtures.FakeLogger(
+            name=leadership.__name__, level=std_logging.INFO,
+            format='%(levelname)s %(message)s'))
+        directory = self.useFixture(fixtures.TempDir()).path
+        blocker = os.path.join(directory, 'blocker')
+        open(blocker, 'w').close()
+        leader = leadership.Leadership(
+            'file://' + os.path.join(blocker, 'locks'), 'monitor-a').start()
+        self.addCleanup(leader.stop)
+
+        self.assertFalse(leader.leads())
+        self.assertFalse(leader.leads())
+        os.remove(blocker)
+        self.assertTrue(leader.leads())
+
+        lines = log.output.splitlines()
+        self.assertEqual(2, len(lines), lines)
+        self.assertTrue(lines[0].startswith(
+            'WARNING Cannot reach the leader lock at file://%s/locks (' %
+            blocker), lines[0])
+        self.assertIn('standing by, trying again at each look.', lines[0])
+        self.assertTrue(lines[1].startswith(
+            'INFO Reached the leader lock at file://%s/locks, after ' %
+            blocker), lines[1])
+
+    def test_the_lock_is_shown_without_credentials(self):
+        leader = leadership.Leadership(
+            'redis://:s3cret@127.0.0.1:6379/0?db=2&lock_timeout=3')
+        self.assertEqual('redis://127.0.0.1:6379/0', leader.shown_url)
+
     def test_host_sections_fill_in_from_monitor(self):
         conf, _ = self.conf('[monitor]\nbmc_username = admin\n'
                             'bmc_port = 6230\n'
