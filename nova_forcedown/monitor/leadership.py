@@ -87,6 +87,8 @@ class Leadership:
         """The lock's URL for log lines: no credentials, no options."""
         parts = urllib.parse.urlsplit(self._url)
         where = parts.hostname or ''
+        if ':' in where:
+            where = '[%s]' % where
         if parts.port:
             where += ':%d' % parts.port
         return urllib.parse.urlunsplit(

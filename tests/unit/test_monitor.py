@@ -344,6 +344,8 @@ class TestLeaderLock(base.BaseTestCase):
         leader = leadership.Leadership(
             'redis://:s3cret@127.0.0.1:6379/0?db=2&lock_timeout=3')
         self.assertEqual('redis://127.0.0.1:6379/0', leader.shown_url)
+        leader = leadership.Leadership('redis://admin:s3cret@[::1]:6379')
+        self.assertEqual('redis://[::1]:6379', leader.shown_url)
 
     def test_host_sections_fill_in_from_monitor(self):
         conf, _ = self.conf('[monitor]\nbmc_username = admin\n'
