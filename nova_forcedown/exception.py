@@ -307,3 +307,15 @@ class DatabaseUnavailable(NovaForcedownException):
 class DatabaseNotMigrated(NovaForcedownException):
     msg_fmt = ('The database at %(url)s is not migrated to the current '
                'schema (%(reason)s): run nova-forcedown-manage db sync.')
+
+
+class DatabaseNewerThanCode(NovaForcedownException):
+    """A newer release migrated the schema: this code cannot run on it."""
+    msg_fmt = ('The database at %(url)s is at revision %(revision)s, which '
+               'this release of nova-forcedown does not know (its newest '
+               'is %(head)s): a newer release migrated it. Upgrade '
+               'nova-forcedown here; db sync never takes a schema back.')
+
+
+class SchemaRevisionRefused(NovaForcedownException):
+    msg_fmt = 'Cannot migrate the database to %(revision)s: %(reason)s.'

@@ -47,6 +47,7 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         try:
             schema.check_migrated()
         except (exception.DatabaseNotMigrated,
+                exception.DatabaseNewerThanCode,
                 exception.DatabaseUnavailable) as exc:
             return Result(Code.FAILURE, str(exc))
         except (db_exc.DBError, sa_exc.SQLAlchemyError) as exc:

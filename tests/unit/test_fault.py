@@ -10,6 +10,8 @@ from nova_forcedown import exception
 
 # Errors that stop a process at start-up and never reach a request.
 STARTUP_ONLY = (exception.DatabaseNotMigrated,
+                exception.DatabaseNewerThanCode,
+                exception.SchemaRevisionRefused,
                 exception.DatabaseDriverMissing,
                 exception.DatabaseDriverNotOurs)
 

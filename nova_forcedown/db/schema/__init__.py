@@ -9,6 +9,7 @@ from alembic import command as alembic_command
 from alembic import config as alembic_config
 from alembic import migration as alembic_migration
 from alembic import script as alembic_script
+from alembic import util as alembic_util
 import fasteners
 import sqlalchemy as sa
 
@@ -25,38 +26,75 @@ def _alembic_config(connection):
     return config
 
 
-def head_revision():
+def _scripts():
     config = alembic_config.Config()
     config.set_main_option('script_location', MIGRATIONS_DIR)
-    scripts = alembic_script.ScriptDirectory.from_config(config)
-    return scripts.get_current_head()
+    return alembic_script.ScriptDirectory.from_config(config)
+
+
+def head_revision():
+    return _scripts().get_current_head()
 
 
 def db_sync(engine=None, revision='head'):
-    """Upgrade the schema to ``revision``; a no-op when already there."""
+    """Upgrade the schema to ``revision``; a no-op when already there.
+
+    DatabaseNewerThanCode when a newer release migrated it;
+    SchemaRevisionRefused for a ``revision`` this release cannot go to.
+    """
     engine = engine or db_engine.get_engine()
     with engine.begin() as connection:
-        alembic_command.upgrade(_alembic_config(connection), revision)
+        _check_known(_current_revision(connection), engine)
+        try:
+            alembic_command.upgrade(_alembic_config(connection), revision)
+        except alembic_util.CommandError as exc:
+            raise exception.SchemaRevisionRefused(
+                revision=revision,
+                reason=exception.first_line(exc).rstrip('.'))
 
 
 def db_version(engine=None):
     """The revision the database is at, or None for an empty database."""
     engine = engine or db_engine.get_engine()
     with engine.connect() as connection:
-        context = alembic_migration.MigrationContext.configure(connection)
-        return context.get_current_revision()
+        return _current_revision(connection)
+
+
+def _current_revision(connection):
+    context = alembic_migration.MigrationContext.configure(connection)
+    return context.get_current_revision()
+
+
+def _check_known(current, engine):
+    """Raise DatabaseNewerThanCode for a revision this release lacks."""
+    if current is None:
+        return
+    scripts = _scripts()
+    if current not in {script.revision for script in scripts.walk_revisions()}:
+        raise exception.DatabaseNewerThanCode(
+            url=_shown_url(engine), revision=current,
+            head=scripts.get_current_head())
+
+
+def _shown_url(engine):
+    return engine.url.render_as_string(hide_password=True)
 
 
 def check_migrated(engine=None):
-    """Raise DatabaseNotMigrated unless the schema is at the head revision."""
+    """Raise DatabaseNotMigrated unless the schema is at the head revision.
+
+    DatabaseNewerThanCode when a newer release migrated it: db sync would
+    not help, upgrading this code would.
+    """
     engine = engine or db_engine.get_engine()
-    url = engine.url.render_as_string(hide_password=True)
+    url = _shown_url(engine)
     try:
         current = db_version(engine)
     except sa.exc.OperationalError as exc:
         raise exception.DatabaseUnavailable(reason=exception.first_line(exc))
     if current is None:
         raise exception.DatabaseNotMigrated(url=url, reason='empty database')
+    _check_known(current, engine)
     head = head_revision()
     if current != head:
         raise exception.DatabaseNotMigrated(

@@ -12,6 +12,7 @@ import os
 import fixtures
 from oslotest import base
 
+from tests.fixtures import commands
 from tests.fixtures import processes
 
 SCRIPTS = ('nova-forcedown-api', 'nova-forcedown-compute',
@@ -170,3 +171,59 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
                 ('mysql://nova@127.0.0.1/nova', 'MySQLdb',
                  'mysql+pymysql://')):
             self._check(url, module, ours)
+
+
+class TestSchemaOfANewerRelease(StartUpErrorTestCase):
+    """A newer release ran db sync; this one is still installed here.
+
+    Nothing it runs can help (db sync never goes back): every command says
+    to upgrade this host's nova-forcedown, at once, and writes nothing.
+    """
+
+    FUTURE = '0099_of_a_newer_release'
+
+    def setUp(self):
+        super().setUp()
+        self.database = self.useFixture(commands.DatabaseFile())
+        with open(self.database.config_file, 'a') as config:
+            config.write('max_retries = 30\nretry_interval = 1\n'
+                         '[api]\nauth_strategy = noauth2\n')
+        self.database.execute('UPDATE alembic_version SET version_num = ?',
+                              self.FUTURE)
+
+    def test_every_command_says_to_upgrade_this_host(self):
+        config = self.database.config_file
+        for argv in (('nova-forcedown-api', '--port', '0'),
+                     ('nova-forcedown-compute', '--driver', 'fake'),
+                     ('nova-forcedown-monitor',),
+                     ('nova-forcedown-manage', 'db', 'sync'),
+                     ('nova-forcedown-manage', 'service', 'list')):
+            result = self.run_script(argv[0], '--config-file', config,
+                                     *argv[1:])
+            self.assertOneLine(
+                result, 'at revision %s, which this release of '
+                'nova-forcedown does not know' % self.FUTURE,
+                'Upgrade nova-forcedown here')
+        self.assertEqual([{'version_num': self.FUTURE}], self.database.query(
+            'SELECT version_num FROM alembic_version'))
+        self.assertEqual([], self.database.query('SELECT id FROM services'))
+
+    def test_status_fails_its_schema_check(self):
+        result = self.run_script(
+            'nova-forcedown-status', '--config-file',
+            self.database.config_file, 'upgrade', 'check', '--json')
+        self.assertEqual(2, result.returncode, result.stderr)
+        report = json.loads(result.stdout.splitlines()[-1])
+        self.assertIn('Upgrade nova-forcedown here', report['checks'][0][
+            'details'])
+
+
+class TestUnknownTargetRevision(StartUpErrorTestCase):
+
+    def test_db_sync_to_a_revision_that_does_not_exist(self):
+        database = self.useFixture(commands.DatabaseFile(migrate=False))
+        result = self.run_script('nova-forcedown-manage', '--config-file',
+                                 database.config_file, 'db', 'sync',
+                                 '--revision', '0099_typo')
+        self.assertOneLine(result, 'Cannot migrate the database to '
+                                   "0099_typo: Can't locate revision")
