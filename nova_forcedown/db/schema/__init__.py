@@ -44,7 +44,8 @@ def db_sync(engine=None, revision='head'):
     """
     engine = engine or db_engine.get_engine()
     with engine.begin() as connection:
-        _check_known(_current_revision(connection), engine)
+        _check_known(_current_revision(connection), _scripts(),
+                     _shown_url(engine))
         try:
             alembic_command.upgrade(_alembic_config(connection), revision)
         except alembic_util.CommandError as exc:
@@ -65,15 +66,13 @@ def _current_revision(connection):
     return context.get_current_revision()
 
 
-def _check_known(current, engine):
-    """Raise DatabaseNewerThanCode for a revision this release lacks."""
+def _check_known(current, scripts, url):
+    """Raise DatabaseNewerThanCode for a revision ``scripts`` lack."""
     if current is None:
         return
-    scripts = _scripts()
     if current not in {script.revision for script in scripts.walk_revisions()}:
         raise exception.DatabaseNewerThanCode(
-            url=_shown_url(engine), revision=current,
-            head=scripts.get_current_head())
+            url=url, revision=current, head=scripts.get_current_head())
 
 
 def _shown_url(engine):
@@ -94,8 +93,9 @@ def check_migrated(engine=None):
         raise exception.DatabaseUnavailable(reason=exception.first_line(exc))
     if current is None:
         raise exception.DatabaseNotMigrated(url=url, reason='empty database')
-    _check_known(current, engine)
-    head = head_revision()
+    scripts = _scripts()
+    _check_known(current, scripts, url)
+    head = scripts.get_current_head()
     if current != head:
         raise exception.DatabaseNotMigrated(
             url=url, reason='at revision %s, code expects %s' % (current,
