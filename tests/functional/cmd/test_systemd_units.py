@@ -25,7 +25,10 @@ UNITS_DIR = os.path.join(os.path.dirname(processes.__file__), '..', '..',
                          'etc', 'systemd')
 INSTALL_BIN = '/opt/nova-forcedown/bin/'
 INSTALL_CONFIG = '/etc/nova_forcedown/nova_forcedown.conf'
-SERVICES = {'nova-forcedown-api.service': 'listening on',
+# What each logs once SIGTERM is its to handle: for the API, gunicorn's
+# arbiter has set its signal handlers before it boots a worker (our own
+# "listening on" line comes before that, and a SIGTERM then kills it).
+SERVICES = {'nova-forcedown-api.service': 'Booting worker',
             'nova-forcedown-compute.service': 'Heartbeating',
             'nova-forcedown-monitor.service': 'looks every'}
 # systemd's default when a unit sets no TimeoutStopSec.
