@@ -113,18 +113,19 @@ def _start(conf, stop):
     db_engine.configure(conf)
     notifications.configure(conf)
     agent = compute_agent.Agent(conf, driver)
-    if not database_wait.until_database_answers(
-            conf, stop, tries, lambda: _register(conf, agent)):
-        return None
+    # The schema first, then the registration: the log says the schema is
+    # current before the agent says what it registered.
+    for step in (lambda: _schema_current(conf), agent.register):
+        if not database_wait.until_database_answers(conf, stop, tries, step):
+            return None
     agent.start()
     return agent
 
 
-def _register(conf, agent):
+def _schema_current(conf):
     if conf.database.sync_on_startup:
         schema.sync_on_startup(conf)
     schema.check_migrated()
-    agent.register()
 
 
 def _serve(conf, agent, stop):

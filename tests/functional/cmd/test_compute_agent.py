@@ -233,6 +233,8 @@ class TestAgentDatabaseTrouble(base.BaseTestCase):
             agent.log())
         log = agent.log()
         self.assertEqual(1, log.count('Cannot start yet'), log)
+        self.assertLess(log.index('The database schema is current'),
+                        log.index('Registered 1 nova-compute service'), log)
         self.assertNotIn('Traceback', log)
 
     def test_unmigrated_database_gives_up_in_one_line(self):
