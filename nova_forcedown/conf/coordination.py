@@ -4,6 +4,8 @@ Named as the OpenStack services that use tooz name them, so one backend
 URL can serve them all.
 """
 
+import urllib.parse
+
 from oslo_config import cfg
 
 GROUP = 'coordination'
@@ -34,6 +36,17 @@ COORDINATION_OPTS = [
                     'more lightens the database further but gives up the '
                     'last two: see the install guide.'),
 ]
+
+
+def shown_url(url):
+    """A tooz backend URL for log lines: no credentials, no options."""
+    parts = urllib.parse.urlsplit(url)
+    where = parts.hostname or ''
+    if ':' in where:
+        where = '[%s]' % where
+    if parts.port:
+        where += ':%d' % parts.port
+    return urllib.parse.urlunsplit((parts.scheme, where, parts.path, '', ''))
 
 
 def register_opts(conf):

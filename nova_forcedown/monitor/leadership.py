@@ -19,6 +19,7 @@ from oslo_log import log as logging
 from tooz import coordination
 
 from nova_forcedown import condition_log
+from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
@@ -85,14 +86,7 @@ class Leadership:
     @property
     def shown_url(self):
         """The lock's URL for log lines: no credentials, no options."""
-        parts = urllib.parse.urlsplit(self._url)
-        where = parts.hostname or ''
-        if ':' in where:
-            where = '[%s]' % where
-        if parts.port:
-            where += ':%d' % parts.port
-        return urllib.parse.urlunsplit(
-            (parts.scheme, where, parts.path, '', ''))
+        return coordination_conf.shown_url(self._url)
 
     @property
     def member_id(self):

@@ -270,16 +270,32 @@ class BackendHeartbeat(periodic.Ticker):
         self._ticks = 0
         self._last_tick_at = None
         self._must_join = True
+        self._beating = None
+        self._shown_url = coordination_conf.shown_url(
+            conf.coordination.backend_url)
         self._failing = condition_log.ConditionLog(
             LOG, HEARTBEATS_DOWN, conf.log_reminder_interval, clock)
 
     def tick(self):
-        """Heartbeat every member once; returns True when all succeeded."""
-        try:
-            self._beat()
-        except Exception as exc:  # noqa: said once, retried next tick
-            failure = exc
-        else:
+        """Heartbeat every member once; returns True when all succeeded.
+
+        The members' heartbeats run in a thread of the tick's own, so that
+        a backend that does not answer is said within an interval: tooz's
+        clients retry inside one call (its Redis driver for about a minute
+        on a refused connection). Heartbeats that made no progress for an
+        interval are logged as failing, and the next tick waits for them
+        rather than sending more.
+        """
+        if self._beating is None:
+            self._beating = _Beat(self._beat)
+        failure = self._beating.outcome(patience=self._interval)
+        if failure is _Beat.STALLED:
+            self._failing.update(['backend'], interval=self._interval,
+                                 error='no answer from %s for %s s' % (
+                                     self._shown_url, self._interval))
+            return False
+        self._beating = None
+        if failure is None:
             self._failing.update([])
             return True
         self._must_join = True
@@ -287,7 +303,7 @@ class BackendHeartbeat(periodic.Ticker):
                              **_said(failure))
         return False
 
-    def _beat(self):
+    def _beat(self, progressed):
         now = self._clock()
         join = self._must_join or self._came_late(now)
         check = not join and self._ticks % self._check_every == 0
@@ -297,6 +313,7 @@ class BackendHeartbeat(periodic.Ticker):
             coordinator.heartbeat()
             if join or (check and not _is_member(coordinator, member)):
                 _join(coordinator)
+            progressed()
         self._must_join = False
         self._last_tick_at = now
         self._ticks += 1
@@ -312,6 +329,44 @@ class BackendHeartbeat(periodic.Ticker):
             coordinator = get_coordinator(self._conf, member)
             self._coordinators[member] = coordinator
         return coordinator
+
+
+class _Beat:
+    """The members' heartbeats of one tick, in a daemon thread.
+
+    ``beat(progressed)`` calls ``progressed()`` after each member.
+    """
+
+    STALLED = object()
+
+    def __init__(self, beat):
+        self._progress_at = time.monotonic()
+        self._failure = None
+        self._thread = threading.Thread(target=self._run, args=(beat,),
+                                        name='backend-beat', daemon=True)
+        self._thread.start()
+
+    def _run(self, beat):
+        try:
+            beat(self._progressed)
+        except Exception as exc:  # noqa: the tick says it
+            self._failure = exc
+
+    def _progressed(self):
+        self._progress_at = time.monotonic()
+
+    def outcome(self, patience):
+        """What the heartbeats raised (None) once done; else STALLED.
+
+        STALLED once no member's heartbeat ended for ``patience`` seconds.
+        """
+        while True:
+            self._thread.join(max(
+                0.0, self._progress_at + patience - time.monotonic()))
+            if not self._thread.is_alive():
+                return self._failure
+            if time.monotonic() - self._progress_at >= patience:
+                return self.STALLED
 
 
 def _said(failure):

@@ -168,6 +168,24 @@ class TestRedisFaults(e2e.EndToEndTestCase):
         self.assertApiSaidOutageOnce()
         self.assertNotIn('Traceback', self.agent.log())
 
+    def test_the_agent_says_at_once_that_redis_is_away(self):
+        failed = 'Heartbeats to the coordination backend failed'
+        back = 'Recovered: heartbeats reach the coordination backend again'
+        self.redis.stop()
+        # tooz's Redis client retries a refused connection for about a
+        # minute within one heartbeat: the agent says so before that.
+        self.assertTrue(commands.wait_until(
+            lambda: failed in self.agent.log(), timeout=DOWN_TIME),
+            self.agent.log())
+
+        self.redis.start()
+        self.assertTrue(commands.wait_until(
+            lambda: back in self.agent.log(), timeout=RECOVERY_LIMIT),
+            self.agent.log())
+        log = self.agent.log()
+        self.assertEqual(1, log.count(failed), log)
+        self.assertNotIn('Traceback', log)
+
     def test_the_agent_stops_at_once_while_redis_is_away(self):
         self.redis.stop()
         # Its next heartbeats wait on tooz's Redis client, which retries a
