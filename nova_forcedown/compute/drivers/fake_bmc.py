@@ -41,6 +41,8 @@ ON = 'on'
 OFF = 'off'
 DEFAULT_USERNAME = 'admin'
 DEFAULT_PASSWORD = 'password'
+# Printed once every port is bound, before the first request is served.
+SERVING = 'Every BMC is listening.'
 # RMCP+ authentication algorithm 1: RAKP-HMAC-SHA1, cipher suite 3.
 _RAKP_HMAC_SHA1 = 1
 # RMCP+ status: no cipher suite matches the proposed algorithms.
@@ -305,6 +307,7 @@ def main(argv=None):
         serve_redfish(args.redfish_port, bmcs, args.username, args.password)
         print('Redfish of every host on http://127.0.0.1:%d%s'
               % (args.redfish_port, _SYSTEMS), flush=True)
+    print(SERVING, flush=True)
     try:
         bmc.Bmc.listen()
     except KeyboardInterrupt:
