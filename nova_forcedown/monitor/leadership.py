@@ -10,6 +10,7 @@ together. A backend away when the monitor starts is tried again at each
 look, the monitor standing by meanwhile.
 """
 
+import functools
 import logging as std_logging
 import os
 import socket
@@ -18,6 +19,7 @@ import urllib.parse
 from oslo_log import log as logging
 from tooz import coordination
 
+from nova_forcedown import background
 from nova_forcedown import condition_log
 from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import exception
@@ -25,6 +27,8 @@ from nova_forcedown import exception
 LOG = logging.getLogger(__name__)
 
 LOCK_NAME = b'nova-forcedown-monitor-leader'
+# Longest a look waits for the backend to answer a connection.
+CONNECT_PATIENCE = 2.0
 
 
 class _WithoutTraceback(std_logging.Filter):
@@ -78,6 +82,7 @@ class Leadership:
         self._member_id = (member_id or '%s-%d' % (
             socket.gethostname(), os.getpid())).encode()
         self._coordinator = None
+        self._connecting = None
         self._lock = None
         self._unreachable = condition_log.ConditionLog(
             LOG, LOCK_UNREACHABLE, remind_every)
@@ -95,9 +100,8 @@ class Leadership:
     def start(self):
         """Ready to try the lock; a URL tooz does not know raises here.
 
-        The backend is reached at the first :meth:`leads`, in the
-        monitor's loop: tooz's Redis driver tries a refused connection for
-        a minute, which must not hold the process's start or its stop.
+        The backend is reached from the first :meth:`leads` on, in a
+        thread of its own (see :meth:`_connected`).
         """
         for name in _TOOZ_LOCK_LOGGERS:
             std_logging.getLogger(name).addFilter(_WITHOUT_TRACEBACK)
@@ -106,11 +110,27 @@ class Leadership:
         return self
 
     def _connected(self):
-        """Whether the backend answered: connect when not yet done."""
+        """Whether the backend answered: connect when not yet done.
+
+        The connection is made in a thread of its own, which a look waits
+        for CONNECT_PATIENCE seconds at most: tooz's Redis driver retries
+        a refused connection for a minute, which must hold neither the
+        monitor's looks nor its stop, nor keep it from saying so.
+        """
         if self._lock is not None:
             return True
+        if self._connecting is None:
+            self._connecting = background.Call(functools.partial(
+                self._coordinator.start, start_heart=True), 'leader-lock')
+        connecting = self._connecting
+        if not connecting.wait(CONNECT_PATIENCE - connecting.running_for()):
+            self._unreachable.update(['lock'], url=self.shown_url,
+                                     error='no answer for %d s' %
+                                     connecting.running_for())
+            return False
+        self._connecting = None
         try:
-            self._coordinator.start(start_heart=True)
+            connecting.result()
         except Exception as exc:  # noqa: tooz lets its backend's errors out
             self._unreachable.update(['lock'], url=self.shown_url,
                                      error=exception.first_line(exc))

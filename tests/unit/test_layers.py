@@ -17,7 +17,7 @@ import nova_forcedown
 PACKAGE = pathlib.Path(nova_forcedown.__file__).parent
 
 _FOUNDATION = {'conf', 'exception', 'context', 'condition_log', 'periodic',
-               'messaging'}
+               'background', 'messaging'}
 _DOMAIN = {'objects', 'servicegroup', 'notifications', 'rpc'} | _FOUNDATION
 
 # part -> the parts it may import (itself always). Only objects reach the
@@ -40,6 +40,7 @@ MAY_IMPORT = {
     'context': {'exception'},
     'condition_log': set(),
     'periodic': set(),
+    'background': set(),
     'messaging': set(),
     'conf': set(),
     'exception': set(),

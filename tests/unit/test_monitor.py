@@ -5,6 +5,7 @@ import collections
 import logging as std_logging
 import os
 import stat
+import time
 
 import fixtures
 from oslotest import base
@@ -18,6 +19,7 @@ from nova_forcedown.monitor.drivers import fence_agent
 from nova_forcedown.monitor.drivers import ipmi
 from nova_forcedown.monitor import fencing
 from nova_forcedown.monitor import leadership
+from tests.fixtures import processes
 
 BMC_ONLY = [monitor_conf.BMC]
 BOTH = [monitor_conf.BMC, monitor_conf.PROBE]
@@ -339,6 +341,27 @@ class TestLeaderLock(base.BaseTestCase):
         self.assertTrue(lines[1].startswith(
             'INFO Reached the leader lock at file://%s/locks, after ' %
             blocker), lines[1])
+
+    def test_a_lock_backend_that_does_not_answer_is_said_at_the_look(self):
+        # tooz's Redis driver retries a refused connection for a minute
+        # inside its connect: the look neither waits for it nor is silent.
+        log = self.useFixture(fixtures.FakeLogger(
+            name=leadership.__name__, level=std_logging.INFO,
+            format='%(levelname)s %(message)s'))
+        port = processes.free_port()
+        leader = leadership.Leadership('redis://127.0.0.1:%d' % port,
+                                       'monitor-a').start()
+        self.addCleanup(leader.stop)
+
+        started = time.monotonic()
+        self.assertFalse(leader.leads())
+        self.assertFalse(leader.leads())
+        self.assertLess(time.monotonic() - started, 30)
+
+        self.assertEqual(
+            ['WARNING Cannot reach the leader lock at redis://127.0.0.1:%d '
+             '(no answer for 2 s); standing by, trying again at each look.'
+             % port], log.output.splitlines())
 
     def test_the_lock_is_shown_without_credentials(self):
         leader = leadership.Leadership(

@@ -27,6 +27,7 @@ from oslo_log import log as logging
 import tooz
 from tooz import coordination
 
+from nova_forcedown import background
 from nova_forcedown import condition_log
 from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import exception
@@ -184,9 +185,12 @@ class ToozDriver(base.Driver):
             if self._read_at is not None and now - self._read_at < max_age:
                 return self._members
             if self._pending is None:
-                self._pending = _Read(self._read_and_keep, self._clock)
+                self._pending = background.Call(
+                    self._read_and_keep, 'backend-read', self._clock)
             pending = self._pending
-        return pending.result(READ_TIMEOUT - (now - pending.started_at))
+        if not pending.wait(READ_TIMEOUT - (now - pending.started_at)):
+            return None
+        return pending.result()
 
     def _read_and_keep(self):
         members = self._read_members()
@@ -214,29 +218,6 @@ class ToozDriver(base.Driver):
         # the traceback, repeating what the line says.
         self._unreachable.update(['backend'], **_said(failure))
         return None
-
-
-class _Read:
-    """``read()`` running in a daemon thread, with a bounded wait for it."""
-
-    def __init__(self, read, clock=time.monotonic):
-        self.started_at = clock()
-        self._read = read
-        self._done = threading.Event()
-        self._value = None
-        threading.Thread(target=self._run, daemon=True,
-                         name='backend-read').start()
-
-    def _run(self):
-        try:
-            self._value = self._read()
-        finally:
-            self._done.set()
-
-    def result(self, timeout):
-        """What the read returned; None if not done within ``timeout``."""
-        self._done.wait(max(0.0, timeout))
-        return self._value
 
 
 class BackendHeartbeat(periodic.Ticker):
@@ -271,6 +252,7 @@ class BackendHeartbeat(periodic.Ticker):
         self._last_tick_at = None
         self._must_join = True
         self._beating = None
+        self._progress_at = None
         self._shown_url = coordination_conf.shown_url(
             conf.coordination.backend_url)
         self._failing = condition_log.ConditionLog(
@@ -287,21 +269,32 @@ class BackendHeartbeat(periodic.Ticker):
         rather than sending more.
         """
         if self._beating is None:
-            self._beating = _Beat(self._beat)
-        failure = self._beating.outcome(patience=self._interval)
-        if failure is _Beat.STALLED:
-            self._failing.update(['backend'], interval=self._interval,
-                                 error='no answer from %s for %s s' % (
-                                     self._shown_url, self._interval))
-            return False
-        self._beating = None
-        if failure is None:
+            self._progressed()
+            self._beating = background.Call(
+                functools.partial(self._beat, self._progressed),
+                'backend-beat')
+        while not self._beating.wait(
+                self._progress_at + self._interval - time.monotonic()):
+            if time.monotonic() - self._progress_at >= self._interval:
+                self._failing.update(['backend'], interval=self._interval,
+                                     error='no answer from %s for %s s' % (
+                                         self._shown_url, self._interval))
+                return False
+        beating, self._beating = self._beating, None
+        try:
+            beating.result()
+        except Exception as exc:  # noqa: said once, retried next tick
+            failure = exc
+        else:
             self._failing.update([])
             return True
         self._must_join = True
         self._failing.update(['backend'], interval=self._interval,
                              **_said(failure))
         return False
+
+    def _progressed(self):
+        self._progress_at = time.monotonic()
 
     def _beat(self, progressed):
         now = self._clock()
@@ -329,44 +322,6 @@ class BackendHeartbeat(periodic.Ticker):
             coordinator = get_coordinator(self._conf, member)
             self._coordinators[member] = coordinator
         return coordinator
-
-
-class _Beat:
-    """The members' heartbeats of one tick, in a daemon thread.
-
-    ``beat(progressed)`` calls ``progressed()`` after each member.
-    """
-
-    STALLED = object()
-
-    def __init__(self, beat):
-        self._progress_at = time.monotonic()
-        self._failure = None
-        self._thread = threading.Thread(target=self._run, args=(beat,),
-                                        name='backend-beat', daemon=True)
-        self._thread.start()
-
-    def _run(self, beat):
-        try:
-            beat(self._progressed)
-        except Exception as exc:  # noqa: the tick says it
-            self._failure = exc
-
-    def _progressed(self):
-        self._progress_at = time.monotonic()
-
-    def outcome(self, patience):
-        """What the heartbeats raised (None) once done; else STALLED.
-
-        STALLED once no member's heartbeat ended for ``patience`` seconds.
-        """
-        while True:
-            self._thread.join(max(
-                0.0, self._progress_at + patience - time.monotonic()))
-            if not self._thread.is_alive():
-                return self._failure
-            if time.monotonic() - self._progress_at >= patience:
-                return self.STALLED
 
 
 def _said(failure):
