@@ -126,7 +126,7 @@ class Leadership:
         if not connecting.wait(CONNECT_PATIENCE - connecting.running_for()):
             self._unreachable.update(['lock'], url=self.shown_url,
                                      error='no answer for %d s' %
-                                     connecting.running_for())
+                                     round(connecting.running_for()))
             return False
         self._connecting = None
         try:

@@ -270,9 +270,7 @@ class BackendHeartbeat(periodic.Ticker):
         """
         if self._beating is None:
             self._progressed()
-            self._beating = background.Call(
-                functools.partial(self._beat, self._progressed),
-                'backend-beat')
+            self._beating = background.Call(self._beat, 'backend-beat')
         while not self._beating.wait(
                 self._progress_at + self._interval - time.monotonic()):
             if time.monotonic() - self._progress_at >= self._interval:
@@ -296,7 +294,7 @@ class BackendHeartbeat(periodic.Ticker):
     def _progressed(self):
         self._progress_at = time.monotonic()
 
-    def _beat(self, progressed):
+    def _beat(self):
         now = self._clock()
         join = self._must_join or self._came_late(now)
         check = not join and self._ticks % self._check_every == 0
@@ -306,7 +304,7 @@ class BackendHeartbeat(periodic.Ticker):
             coordinator.heartbeat()
             if join or (check and not _is_member(coordinator, member)):
                 _join(coordinator)
-            progressed()
+            self._progressed()
         self._must_join = False
         self._last_tick_at = now
         self._ticks += 1
