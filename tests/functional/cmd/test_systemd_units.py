@@ -13,7 +13,6 @@ import os
 import shlex
 import shutil
 import signal
-import subprocess
 
 import fixtures
 import testtools
@@ -86,26 +85,12 @@ class TestSystemdUnits(testtools.TestCase):
             self._start_and_stop(name, argv, started, stop_seconds)
 
     def _start_and_stop(self, name, argv, started, stop_seconds):
-        log_path = os.path.join(self.directory, name + '.log')
-        with open(log_path, 'wb') as log:
-            process = subprocess.Popen(argv, stdout=log,
-                                       stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL)
-        self.addCleanup(_kill, process)
-
-        def output():
-            with open(log_path, errors='replace') as log:
-                return log.read()
+        service = self.useFixture(processes.Process(argv))
         self.assertTrue(processes.wait_until(
-            lambda: started in output() or process.poll() is not None,
-            timeout=60), output())
-        self.assertIsNone(process.poll(), output())
-        process.send_signal(signal.SIGTERM)
-        self.assertEqual(0, process.wait(stop_seconds), (name, output()))
-        self.assertNotIn('Traceback', output())
-
-
-def _kill(process):
-    if process.poll() is None:
-        process.kill()
-        process.wait()
+            lambda: started in service.output() or
+            service.process.poll() is not None, timeout=60),
+            service.output())
+        self.assertIsNone(service.process.poll(), service.output())
+        self.assertEqual(0, service.stop(signal.SIGTERM, stop_seconds),
+                         (name, service.output()))
+        self.assertNotIn('Traceback', service.output())
