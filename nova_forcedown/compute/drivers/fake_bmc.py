@@ -29,6 +29,7 @@ import argparse
 import base64
 import http.server
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -36,6 +37,8 @@ import threading
 
 from pyghmi.ipmi import bmc
 from pyghmi.ipmi.private import serversession
+
+LOG = logging.getLogger(__name__)
 
 ON = 'on'
 OFF = 'off'
@@ -111,6 +114,22 @@ def redfish_health(faults):
                key=_REDFISH_HEALTH.index, default='OK')
 
 
+def _each_packet(process_pktqueue, queue, bmc):
+    """Run pyghmi's ``process_pktqueue`` until ``queue`` is empty.
+
+    pyghmi's server handles a packet it does not expect by raising out of
+    the loop that serves every BMC of the process, which ends it. Here a
+    packet that raises is dropped with one line in the log, and the
+    packets after it are handled.
+    """
+    while queue:
+        try:
+            process_pktqueue()
+        except Exception as exc:  # noqa: whatever a packet makes pyghmi do
+            LOG.warning('BMC on port %d dropped a packet it could not '
+                        'handle: %r', bmc.port, exc)
+
+
 class _Sha1Session(serversession.ServerSession):
     """A session that refuses what it cannot do, as a real BMC does.
 
@@ -127,6 +146,25 @@ class _Sha1Session(serversession.ServerSession):
                     request[4:8] + bytearray(4))
         return super().create_open_session_response(request)
 
+    def process_pktqueue(self):
+        _each_packet(super().process_pktqueue, self.pktqueue, self.bmc)
+
+    def sessionless_data(self, data, sockaddr):
+        """A packet of a client that has left this session: the BMC's.
+
+        A client that logs in again from the same address and port (as
+        pyghmi's client does, its socket shared) starts with a packet
+        outside any session; pyghmi's Session._handle_ipmi_packet then
+        removes this session from Session.bmc_handlers and hands that
+        packet to the BMC. Packets of the client still queued here (a
+        retransmission, its next request) come after it to
+        Session.process_pktqueue, which hands them to sessionless_data,
+        a method of the BMC (IpmiServer) that a session lacks: pyghmi's
+        "AttributeError: ... no attribute 'sessionless_data'". They are
+        the BMC's, as the first one was.
+        """
+        self.bmc.sessionless_data(data, sockaddr)
+
 
 class HostBmc(bmc.Bmc):
     """The BMC of one simulated host: its power, in the state directory."""
@@ -138,6 +176,9 @@ class HostBmc(bmc.Bmc):
         self.state_dir = state_dir
         self.host = host
         self.stuck = stuck
+
+    def process_pktqueue(self):
+        _each_packet(super().process_pktqueue, self.pktqueue, self)
 
     def get_power_state(self):
         return read_power(self.state_dir, self.host)
@@ -293,6 +334,7 @@ def _arguments(argv):
 
 def main(argv=None):
     args = _arguments(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(format='%(asctime)s %(levelname)s %(message)s')
     # pyghmi creates the sessions of every server through this name.
     serversession.ServerSession = _Sha1Session
     bmcs = []

@@ -2,8 +2,12 @@
 
 import abc
 import collections
+import threading
+import time
 
 from stevedore import driver as stevedore_driver
+
+from nova_forcedown import background
 
 DRIVER_NAMESPACE = 'nova_forcedown.monitor.fence_drivers'
 
@@ -29,6 +33,48 @@ def worst(*healths):
 
 class FenceError(Exception):
     """The BMC could not be reached, or refused, or answered nonsense."""
+
+
+# One lock per BMC a driver calls through call_within, made on its first
+# call and kept: one per BMC the monitor knows.
+_BMC_LOCKS = {}
+
+
+def call_within(timeout, bmc, function, name):
+    """What ``function()`` returns, if it ends within ``timeout`` seconds.
+
+    ``bmc``: a key naming the BMC called (its address, port and user);
+    ``name``: how an error names it. What ``function`` raises is raised
+    again. FenceError when it has not ended in time ("no answer within
+    N s"): it runs on in a daemon thread (:class:`background.Call`) until
+    its library gives up, and nobody waits for it any more.
+
+    One call per BMC at a time: the call holds its BMC's lock from its
+    start to its end, even abandoned, so a BMC that hangs costs at most
+    one thread, and the next call to it waits for that one within its own
+    timeout. A call to another BMC never waits for it.
+    """
+    deadline = time.monotonic() + timeout
+    # setdefault is atomic: two first calls get the same lock.
+    lock = _BMC_LOCKS.setdefault(bmc, threading.Lock())
+    if not lock.acquire(timeout=timeout):
+        raise FenceError('%s: no answer within %g s (its call before this '
+                         'one has not ended)' % (name, timeout))
+
+    def locked():
+        try:
+            return function()
+        finally:
+            lock.release()
+
+    try:
+        call = background.Call(locked, name)
+    except RuntimeError as exc:  # no thread to be had
+        lock.release()
+        raise FenceError('%s: %s' % (name, exc))
+    if not call.wait(deadline - time.monotonic()):
+        raise FenceError('%s: no answer within %g s' % (name, timeout))
+    return call.result()
 
 
 class FenceDriver(metaclass=abc.ABCMeta):

@@ -3,8 +3,15 @@
 The agent gets its arguments on standard input, one ``name=value`` per
 line, as Pacemaker's fencer gives them. Exit codes: 0 success (for
 ``status``: powered on), 2 for ``status``: powered off, others failure.
+
+An agent that has not ended within the driver's timeout is killed with
+every process it started (fence_ipmilan runs ipmitool, for one): it runs
+in a process group of its own, killed whole. A process that leaves that
+group (a new session of its own) is out of reach.
 """
 
+import os
+import signal
 import subprocess
 
 from nova_forcedown.monitor.drivers import base
@@ -41,14 +48,33 @@ class FenceAgentDriver(base.FenceDriver):
         if not agent:
             raise base.FenceError('no fence_agent command')
         try:
-            result = subprocess.run(
-                [agent], input=self.arguments(action), capture_output=True,
-                text=True, timeout=self.timeout)
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            process = subprocess.Popen(
+                [agent], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        except OSError as exc:
             raise base.FenceError('%s %s: %s' % (agent, action, exc))
-        if result.returncode not in ok:
-            said = (result.stderr or result.stdout).strip().splitlines()
+        with process:
+            try:
+                stdout, stderr = process.communicate(
+                    self.arguments(action), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                raise base.FenceError('%s %s: no answer within %g s' % (
+                    agent, action, self.timeout))
+        if process.returncode not in ok:
+            said = (stderr or stdout).strip().splitlines()
             raise base.FenceError('%s %s: exit %d%s' % (
-                agent, action, result.returncode,
+                agent, action, process.returncode,
                 ': ' + said[-1] if said else ''))
-        return result.returncode
+        return process.returncode
+
+
+def _kill_group(process):
+    """Kill ``process`` and what it started, in its group; reap it."""
+    try:
+        # Its group's id is its pid (start_new_session), even once it has
+        # ended while its children run on.
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()

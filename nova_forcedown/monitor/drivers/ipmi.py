@@ -1,7 +1,5 @@
 """IPMI 2.0 over LAN (RMCP+), with pyghmi: what every server's BMC speaks."""
 
-import threading
-
 from pyghmi.ipmi import command
 
 from nova_forcedown.monitor.drivers import base
@@ -21,10 +19,33 @@ _CHASSIS_FAULTS = (
     ('Cooling/Fan Fault', 2, 0x08, base.WARNING),
 )
 
-# pyghmi keeps one session per BMC and user, shared by every Command made
-# for them (so never logged out here), and its sockets and queues at
-# module level; one call at a time keeps them consistent across threads.
-_SESSIONS = threading.Lock()
+# How pyghmi (pyghmi.ipmi.private.session) times out, and why each call
+# runs in base.call_within:
+#
+# - It has no bound on a call. Session's retry timer starts at 0.5 to 1 s
+#   (initialtimeout, randomised), grows by 1 s a try up to maxtimeout (2 s
+#   while logging in, 4 s once logged in) and then logs in again once
+#   (logontries) before it gives up (_timedout, _relog); awaitresponse
+#   gives up only after twice _getmaxtimeout(). A BMC silent from the
+#   start fails the login after 4 to 6 s; one that stops answering a
+#   session already open takes about 28 s. raw_command's ``timeout`` sets
+#   the first try's wait only, and the login takes none.
+# - It shares one Session per BMC, user and password (Session.__new__,
+#   keyed in the class-wide Session.bmc_handlers and initting_sessions),
+#   by every Command and thread, kept alive by keepalives; its sockets
+#   (up to MAX_BMCS_PER_SOCKET BMCs each) are read by one I/O thread
+#   (_IOWorker) which hands each packet to its session's queue. Callers
+#   in several threads are its design (the waits are per session, the
+#   shared tables under WAITING_SESSIONS and KEEPALIVE_SESSIONS, commands
+#   on one session queued by Session.atomicop and incommand), so calls to
+#   different BMCs need no lock.
+# - But Session.__new__ looks a BMC's session up and registers a new one
+#   without a lock: two threads logging in to the same BMC at once may
+#   both make one, on the same socket, and the second replaces the first
+#   in Session.bmc_handlers[address][port], so the first one's answers
+#   go to the second and it hangs. call_within serialises the calls to
+#   one BMC (address, port, user), which also keeps to one the threads a
+#   hung BMC holds.
 
 
 class IpmiDriver(base.FenceDriver):
@@ -52,19 +73,25 @@ class IpmiDriver(base.FenceDriver):
         settings = self.settings
         address = self.address()
         port = settings.bmc_port or IPMI_PORT
+        name = 'IPMI %s:%s' % (address, port)
+
+        def call():
+            return request(command.Command(
+                address, _bytes(settings.bmc_username),
+                _bytes(settings.bmc_password), port=port))
+
         try:
-            with _SESSIONS:
-                answer = request(command.Command(
-                    address, _bytes(settings.bmc_username),
-                    _bytes(settings.bmc_password), port=port))
+            answer = base.call_within(
+                self.timeout, (address, port, settings.bmc_username), call,
+                name)
+        except base.FenceError:
+            raise
         # pyghmi raises its own errors, OSError, and for a session gone
         # wrong plain TypeErrors and the like: all say the BMC failed.
         except Exception as exc:  # noqa
-            raise base.FenceError('IPMI %s:%s: %s' % (address, port,
-                                                      _said(exc)))
+            raise base.FenceError('%s: %s' % (name, _said(exc)))
         if isinstance(answer, dict) and 'error' in answer:
-            raise base.FenceError('IPMI %s:%s: %s' % (address, port,
-                                                      answer['error']))
+            raise base.FenceError('%s: %s' % (name, answer['error']))
         return answer
 
 

@@ -14,6 +14,19 @@ REDFISH_PORT = 443
 # Power states that still run the host.
 _OFF = (sushy.POWER_STATE_OFF,)
 
+# A call is up to four requests (the service root, the systems when
+# redfish_system is not set, the system, the reset), each bounded by
+# sushy's connect and read timeouts, and sushy's connector tries a request
+# that times out or fails to connect three times, 3 s apart, whenever
+# server_side_retries is 0 (Connector._op: "retries =
+# self._server_side_retries or 3", and Sushy's server_side_retries_delay
+# of 3 s between them): a BMC that does not answer held a call for
+# 3 * timeout + 6 s per request. Hence one try (a GET answered 5xx is
+# tried once more, at once), and the whole call bounded by
+# base.call_within. A call abandoned there ends when its request does:
+# within timeout of the BMC's last byte.
+_ONE_TRY = 1
+
 _HEALTH = {sushy.Health.OK: base.OK, sushy.Health.WARNING: base.WARNING,
            sushy.Health.CRITICAL: base.CRITICAL}
 
@@ -46,16 +59,24 @@ class RedfishDriver(base.FenceDriver):
     def _call(self, request):
         settings = self.settings
         url = self.url
-        # sushy raises its own errors and requests' for the connection;
-        # both say the BMC failed.
-        try:
+
+        def call():
             connection = sushy.Sushy(
                 url, verify=settings.redfish_verify,
                 auth=auth.BasicAuth(settings.bmc_username or '',
                                     settings.bmc_password or ''),
                 read_timeout=self.timeout, connect_timeout=self.timeout,
-                server_side_retries=0)
+                server_side_retries=_ONE_TRY, server_side_retries_delay=0)
             return request(connection.get_system(self._system(connection)))
+
+        # sushy raises its own errors and requests' for the connection;
+        # both say the BMC failed.
+        try:
+            return base.call_within(self.timeout,
+                                    (url, settings.bmc_username), call,
+                                    'Redfish %s' % url)
+        except base.FenceError:
+            raise
         except Exception as exc:  # noqa
             raise base.FenceError('Redfish %s: %s' % (url, exc))
 
