@@ -15,11 +15,12 @@ from nova_forcedown.conf import fencing
 from nova_forcedown.conf import monitor
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
+from nova_forcedown.conf import pulse
 from nova_forcedown.conf import quota
 from nova_forcedown.conf import wsgi
 
 _GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
-                  coordination, quota, monitor)
+                  coordination, quota, monitor, pulse)
 
 PROJECT = 'nova_forcedown'
 

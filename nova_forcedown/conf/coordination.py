@@ -16,12 +16,14 @@ COORDINATION_OPTS = [
     cfg.StrOpt('backend_url', default=DEFAULT_BACKEND_URL, secret=True,
                help='URL of the coordination backend that the tooz '
                     'servicegroup driver ([DEFAULT] servicegroup_driver = '
-                    'tooz) keeps service heartbeats in: any URL tooz '
-                    'supports, such as redis://, redis+sentinel://, '
-                    'etcd3+http://, zookeeper:// or memcached://, with the '
-                    'driver\'s own options in its query string. The driver '
-                    'sets membership_timeout to [DEFAULT] '
-                    'service_down_time itself.'),
+                    'tooz) keeps service heartbeats in, and that '
+                    'nova-forcedown-pulse sends its host\'s pulse to: any '
+                    'URL tooz supports, such as redis://, '
+                    'redis+sentinel://, etcd3+http://, zookeeper:// or '
+                    'memcached://, with the driver\'s own options in its '
+                    'query string. The driver sets membership_timeout to '
+                    '[DEFAULT] service_down_time itself, the pulse to '
+                    '[pulse] ttl.'),
     cfg.IntOpt('database_report_interval', min=1,
                help='Seconds between two heartbeats that a compute agent '
                     'on the tooz driver also writes to the database '

@@ -10,6 +10,7 @@ from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
 from nova_forcedown.conf import monitor
 from nova_forcedown.conf import notifications
+from nova_forcedown.conf import pulse
 from nova_forcedown.conf import quota
 from nova_forcedown.conf import wsgi
 
@@ -17,7 +18,7 @@ from nova_forcedown.conf import wsgi
 def list_opts():
     groups = {}
     for module in (default, database, api, wsgi, notifications,
-                   fencing, coordination, quota, monitor):
+                   fencing, coordination, quota, monitor, pulse):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

@@ -19,7 +19,7 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown.objects import service as service_obj
-from nova_forcedown.servicegroup.drivers import coordination as tooz_driver
+from nova_forcedown.servicegroup import backend_heartbeat
 from nova_forcedown.servicegroup.drivers import db as db_driver
 from tools.benchmark import heartbeats
 
@@ -68,7 +68,7 @@ class _Agents:
         size = -(-len(services) // agents)
         self.chunks = [services[first:first + size]
                        for first in range(0, len(services), size)]
-        self.beats = [tooz_driver.BackendHeartbeat(conf, chunk)
+        self.beats = [backend_heartbeat.BackendHeartbeat(conf, chunk)
                       for chunk in self.chunks]
         self.current = None
         self._conf = conf

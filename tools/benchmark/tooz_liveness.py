@@ -36,7 +36,7 @@ import time
 from tooz import coordination
 
 from nova_forcedown.conf import coordination as coordination_conf
-from nova_forcedown.servicegroup.drivers import coordination as tooz_driver
+from nova_forcedown.servicegroup import membership
 from tools.benchmark import clients
 from tools.benchmark import cpu
 from tools.benchmark import heartbeats
@@ -136,7 +136,7 @@ class _Checker:
         if self.backend_read is None:
             self.backend_read = self.reader.submit(
                 lambda: self.observer.get_members(
-                    tooz_driver.GROUP_ID).get())
+                    membership.GROUP_ID).get())
         try:
             members = self.backend_read.result(BACKEND_READ_TIMEOUT)
         except concurrent.futures.TimeoutError:
@@ -242,8 +242,10 @@ def measure(database, uuids, hosts, options):
             totals, agents_each * options.processes,
             coordination_conf.database_report_interval(agent_conf),
             processes)
-        observer = tooz_driver.get_coordinator(
-            agent_conf, b'nova-forcedown-benchmark-checker')
+        observer = membership.get_coordinator(
+            agent_conf.coordination.backend_url,
+            b'nova-forcedown-benchmark-checker',
+            agent_conf.service_down_time)
         if options.task_hosts:
             tasks = tooz_tasks.Tasks(api, database.url_text,
                                      options.task_hosts,

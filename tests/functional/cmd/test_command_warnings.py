@@ -54,6 +54,7 @@ class TestCommandsAreQuiet(base.BaseTestCase):
 
     def test_help_of_every_console_script(self):
         self.assertIn('nova-forcedown-monitor', SCRIPTS)
+        self.assertIn('nova-forcedown-pulse', SCRIPTS)
         for name in SCRIPTS:
             result = self._run(processes.script(name), '--help')
             self.assertIn('usage', result.stdout.lower())
@@ -105,6 +106,21 @@ class TestCommandsAreQuiet(base.BaseTestCase):
                      self.database.services()] >= [2]))
         self.assertEqual(0, agent.stop())
         self.assertQuiet(agent.output())
+
+    def test_running_pulse(self):
+        # tooz's file backend: the pulse needs neither Redis nor a database.
+        directory = os.path.dirname(self.database.config_file)
+        config = processes.write_config(
+            directory, '[coordination]\nbackend_url = file://%s\n' %
+            os.path.join(directory, 'tooz'))
+        pulse = self.useFixture(processes.Process(
+            [processes.script('nova-forcedown-pulse'), '--config-file',
+             config, '--host', 'compute-a'], env=DEFAULT_WARNINGS))
+        self.assertTrue(commands.wait_until(
+            lambda: 'Pulsing nova-compute:compute-a' in pulse.output()))
+        self.assertEqual(0, pulse.stop())
+        self.assertIn('left the group', pulse.output())
+        self.assertQuiet(pulse.output())
 
     def test_running_api_server(self):
         port = processes.free_port()

@@ -53,7 +53,8 @@ class TestHelp(StartUpErrorTestCase):
                             ('nova-forcedown-compute', 'heartbeat'),
                             ('nova-forcedown-manage', 'Administer'),
                             ('nova-forcedown-status', 'ready'),
-                            ('nova-forcedown-monitor', 'fence a failed')):
+                            ('nova-forcedown-monitor', 'fence a failed'),
+                            ('nova-forcedown-pulse', 'pulse')):
             result = self.run_script(name, '--help')
             self.assertEqual(0, result.returncode, result.stderr)
             self.assertIn(words, result.stdout, name)
@@ -69,6 +70,32 @@ class TestHelp(StartUpErrorTestCase):
                                  'libvirt')
         self.assertOneLine(result, "unknown driver 'libvirt'",
                            '--driver takes one of fake, local')
+
+
+class TestPulseSettings(StartUpErrorTestCase):
+    """The pulse refuses what could never work, before it joins."""
+
+    def test_a_ttl_not_above_the_interval_is_refused(self):
+        for interval in ('2', '2.5'):
+            config = self.config('[pulse]\ninterval = %s\nttl = 2\n'
+                                 % interval)
+            result = self.run_script('nova-forcedown-pulse',
+                                     '--config-file', config)
+            self.assertOneLine(
+                result, '[pulse] ttl (2 s) must be larger than [pulse] '
+                'interval (%s s)' % interval)
+            self.assertEqual(2, result.returncode)
+
+    def test_a_backend_tooz_does_not_know_is_refused(self):
+        config = self.config('[coordination]\n'
+                             'backend_url = nosuch://127.0.0.1:1\n')
+        result = self.run_script('nova-forcedown-pulse', '--config-file',
+                                 config)
+        self.assertOneLine(result, '[coordination] backend_url '
+                           'nosuch://127.0.0.1:1 is not valid',
+                           'tooz has no backend "nosuch" (it knows ',
+                           'redis')
+        self.assertEqual(2, result.returncode)
 
 
 class TestKeystoneSettings(StartUpErrorTestCase):

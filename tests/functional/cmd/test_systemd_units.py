@@ -29,7 +29,8 @@ INSTALL_CONFIG = '/etc/nova_forcedown/nova_forcedown.conf'
 # "listening on" line comes before that, and a SIGTERM then kills it).
 SERVICES = {'nova-forcedown-api.service': 'Booting worker',
             'nova-forcedown-compute.service': 'Heartbeating',
-            'nova-forcedown-monitor.service': 'looks every'}
+            'nova-forcedown-monitor.service': 'looks every',
+            'nova-forcedown-pulse.service': 'Pulsing'}
 # systemd's default when a unit sets no TimeoutStopSec.
 DEFAULT_STOP_SECONDS = 90
 
@@ -71,9 +72,12 @@ class TestSystemdUnits(testtools.TestCase):
 
     def test_command_lines_start_and_stop_cleanly_on_sigterm(self):
         database = self.useFixture(commands.DatabaseFile())
+        # The pulse heartbeats to tooz's file backend: no Redis needed.
         with open(database.config_file, 'a') as config:
             config.write('[api]\nauth_strategy = noauth2\n'
-                         '[wsgi]\nport = %d\n' % processes.free_port())
+                         '[wsgi]\nport = %d\n'
+                         '[coordination]\nbackend_url = file://%s\n' % (
+                             processes.free_port(), self.directory))
         for name, started in SERVICES.items():
             _, unit = read_unit(name)
             argv = [arg.replace(INSTALL_BIN, processes.BIN_DIR + os.sep)

@@ -4,7 +4,7 @@ import time
 
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.servicegroup import api as servicegroup
-from nova_forcedown.servicegroup.drivers import coordination
+from nova_forcedown.servicegroup import membership
 from tests.fixtures import configuration
 from tests.fixtures import databases
 from tests.fixtures import db_rows
@@ -81,5 +81,5 @@ class TestToozDriverJoin(TestDbDriverJoin):
         service = db_rows.create_service(self.context)
         self._join(service)
         self.assertTrue(_wait_for(
-            lambda: coordination.member_id(service) in
+            lambda: membership.member_id(service) in
             (self.api._driver.members() or ())))

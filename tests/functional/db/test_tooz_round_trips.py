@@ -16,7 +16,7 @@ import webob
 
 from nova_forcedown.api import deploy
 from nova_forcedown.db import models
-from nova_forcedown.servicegroup.drivers import coordination
+from nova_forcedown.servicegroup import backend_heartbeat
 from tests.fixtures import configuration
 from tests.fixtures import databases
 from tests.fixtures import redis_servers
@@ -37,21 +37,19 @@ class TestToozListingRoundTrips(databases.DbTestCase):
             coordination__backend_url=redis_servers.backend_url(
                 self.redis.port, 'round-trips'))).conf
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_forcedown.servicegroup.drivers.coordination.'
-            'SNAPSHOT_MAX_AGE', 0))
+            'nova_forcedown.servicegroup.membership.SNAPSHOT_MAX_AGE', 0))
         # A read slower than READ_TIMEOUT (a loaded machine) would answer
         # "unknown" and finish during the next listing, whose commands it
         # would then add to: the counts are this test's subject, not the
         # timeout.
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_forcedown.servicegroup.drivers.coordination.'
-            'READ_TIMEOUT', 60.0))
+            'nova_forcedown.servicegroup.membership.READ_TIMEOUT', 60.0))
         self.app = deploy.load_app(self.conf)
 
     def _join_every_host(self):
         with self.engine.connect() as connection:
             rows = connection.execute(sa.select(models.Service)).all()
-        beats = coordination.BackendHeartbeat(self.conf, rows)
+        beats = backend_heartbeat.BackendHeartbeat(self.conf, rows)
         self.assertTrue(beats.tick())
 
     def _listings(self):

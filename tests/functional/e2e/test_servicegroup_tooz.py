@@ -17,7 +17,7 @@ from oslo_utils import fixture as utils_fixture
 from oslotest import base
 
 from nova_forcedown.servicegroup import api as servicegroup
-from nova_forcedown.servicegroup.drivers import coordination
+from nova_forcedown.servicegroup import backend_heartbeat
 from tests.fixtures import configuration
 from tests.fixtures import processes
 from tests.fixtures import redis_servers
@@ -73,13 +73,13 @@ class TestToozMembership(base.BaseTestCase):
     @staticmethod
     def _max_age(seconds):
         return fixtures.MonkeyPatch(
-            'nova_forcedown.servicegroup.drivers.coordination.'
-            'SNAPSHOT_MAX_AGE', seconds)
+            'nova_forcedown.servicegroup.membership.SNAPSHOT_MAX_AGE',
+            seconds)
 
     def _heartbeat(self, *services, clock=None):
-        beats = coordination.BackendHeartbeat(self.conf, services,
-                                              **({} if clock is None else
-                                                 {'clock': clock}))
+        beats = backend_heartbeat.BackendHeartbeat(
+            self.conf, services, **({} if clock is None else
+                                    {'clock': clock}))
         self.assertTrue(beats.tick())
         return beats
 
@@ -176,7 +176,7 @@ class TestToozChecksDoNotWriteTheGroup(base.BaseTestCase):
         _tooz_conf(conf, redis_servers.backend_url(server.port, 'checks'))
         conf.set_override('database_report_interval', 10,
                           group='coordination')
-        beats = coordination.BackendHeartbeat(
+        beats = backend_heartbeat.BackendHeartbeat(
             conf, [_stale_service('c%d' % i) for i in range(5)])
         self.assertTrue(beats.tick())
         joined = _group_writes(server)
@@ -212,8 +212,8 @@ class TestAnotherBackendByUrl(base.BaseTestCase):
     def test_members_are_up_others_follow_the_database(self):
         beating, silent = _stale_service('c1'), _stale_service('c2')
         forced = _stale_service('c3', forced_down=True)
-        beats = coordination.BackendHeartbeat(self.conf,
-                                              [beating, forced])
+        beats = backend_heartbeat.BackendHeartbeat(self.conf,
+                                                   [beating, forced])
         self.assertTrue(beats.tick())
         is_up = servicegroup.API(self.conf).liveness()
         self.assertEqual([True, False, False],

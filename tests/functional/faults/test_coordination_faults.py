@@ -6,7 +6,7 @@ while Redis restarts empty, no host that heartbeats is ever listed down
 and a forced-down host is always listed down: the agent keeps writing its
 database heartbeat every [coordination] database_report_interval, and the
 API judges from it whenever it has no answer from Redis. A listing never
-waits for Redis longer than the driver's READ_TIMEOUT. Once Redis is back,
+waits for Redis longer than the reader's READ_TIMEOUT. Once Redis is back,
 the test measures how long until every host heartbeats there again.
 """
 
@@ -15,7 +15,7 @@ import time
 
 from oslo_serialization import jsonutils
 
-from nova_forcedown.servicegroup.drivers import coordination
+from nova_forcedown.servicegroup import membership
 from tests.fixtures import commands
 from tests.fixtures import figures
 from tests.fixtures import processes
@@ -26,9 +26,9 @@ from tests.functional.e2e import test_end_to_end as e2e
 HOSTS = 3
 PREFIX = 'fault-'
 DOWN_TIME = 6
-# Longest acceptable listing while Redis is away: the driver's bounded
+# Longest acceptable listing while Redis is away: the reader's bounded
 # wait, plus slack for two busy cores.
-BOUND = coordination.READ_TIMEOUT + 3
+BOUND = membership.READ_TIMEOUT + 3
 RECOVERY_LIMIT = 30
 NAMESPACE = 'faults'
 
@@ -78,7 +78,7 @@ class TestRedisFaults(e2e.EndToEndTestCase):
             fresh = all(self.redis.client.pttl(key) > (DOWN_TIME - 1.5) * 1000
                         for key in self._beat_keys())
             members = self.redis.client.hkeys(
-                NAMESPACE + '_group:' + coordination.GROUP_ID.decode())
+                NAMESPACE + '_group:' + membership.GROUP_ID.decode())
         except Exception:
             return False
         return fresh and len([member for member in members
