@@ -1,7 +1,8 @@
 """Domain errors: a message template and its keyword arguments, no HTTP.
 
 Each error a request can meet derives from one of the categories below
-(NotFound, Invalid, Conflict, Forbidden, DatabaseUnavailable); the API maps
+(NotFound, Invalid, Conflict, PreconditionFailed, Forbidden,
+DatabaseUnavailable); the API maps
 the categories to status codes in one table, ``api.fault.STATUS_OF``. The
 rest stop a process at start-up (DatabaseNotMigrated,
 DatabaseDriverMissing and DatabaseDriverNotOurs).
@@ -47,6 +48,11 @@ class Invalid(NovaForcedownException):
 
 class Conflict(NovaForcedownException):
     msg_fmt = 'Conflict.'
+
+
+class PreconditionFailed(NovaForcedownException):
+    """A write made on a condition that no longer holds (If-Match)."""
+    msg_fmt = 'Precondition failed.'
 
 
 class Forbidden(NovaForcedownException):
@@ -187,6 +193,12 @@ class ServiceHasMigrationsInProgress(Conflict):
     msg_fmt = ('Unable to delete compute service that has in-progress '
                'migrations. Complete the migrations or delete the '
                'instances first.')
+
+
+class ServiceChanged(PreconditionFailed):
+    msg_fmt = ('The service %(service_id)s changed since the entity tag '
+               '%(tags)s was read. Read it again before deciding on the '
+               'change.')
 
 
 class ServiceNotCompute(Invalid):

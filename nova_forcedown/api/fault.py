@@ -36,6 +36,8 @@ STATUS_OF = (
     (exception.Forbidden, 403),
     (exception.NotFound, 404),
     (exception.Conflict, 409),
+    # Nova has no 412, so no fault name for it: ``computeFault``.
+    (exception.PreconditionFailed, 412),
     (exception.Invalid, 400),
     (exception.DatabaseUnavailable, 503),
 )

@@ -113,13 +113,22 @@ class APIRouter:
         methods = self.table[match.pop('_path')]
         handler = methods.get(req.method)
         if handler is None:
-            raise webob.exc.HTTPMethodNotAllowed(
-                explanation='The method %s is not allowed for this '
-                            'resource.' % req.method,
-                headers=[('Allow', ', '.join(sorted(methods)))])
+            raise method_not_allowed(req.method, methods)
         _check_project_id(req, match.pop('project_id', None))
         req.urlvars = match
         return handler
+
+
+def method_not_allowed(method, allowed):
+    """The 405 of ``method`` on a path that serves the ``allowed`` ones.
+
+    Also for a handler whose path serves its method only from some
+    microversion on: below it, the path answers as if it had none.
+    """
+    return webob.exc.HTTPMethodNotAllowed(
+        explanation='The method %s is not allowed for this resource.'
+                    % method,
+        headers=[('Allow', ', '.join(sorted(allowed)))])
 
 
 def _check_project_id(req, project_id):

@@ -1,5 +1,6 @@
 """Service: one running binary (nova-compute, nova-scheduler...) on a host."""
 
+import collections
 import contextlib
 import functools
 
@@ -32,6 +33,23 @@ ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
 # The field that is no column: a compute service's zone comes from the
 # aggregates of its host. It is set for notifications only.
 ZONE_FIELD = 'availability_zone'
+
+
+class Unchanged(collections.namedtuple('Unchanged', ('tags', 'tag_of'))):
+    """A change's precondition: the service is still as its client read it.
+
+    ``tags``: the entity tags its client read (quoted, as it sent them in
+    ``If-Match``); the service's must be one of them. ``tag_of(context,
+    row)``: the entity tag of a service row read in ``context``'s
+    transaction, as a client sees it now (the API hands down the
+    servicegroup's ``entity_tag.stored_tag``).
+    """
+
+    def check(self, context, row):
+        """ServiceChanged unless ``row`` (locked) is as the client read it."""
+        if self.tag_of(context, row) not in self.tags:
+            raise exception.ServiceChanged(service_id=row.uuid,
+                                           tags=' or '.join(self.tags))
 
 
 @base.ObjectRegistry.register
@@ -140,13 +158,14 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
 
     @classmethod
     def update_compute(cls, context, changes, uuid=None, host=None,
-                       conf=None, mark_shutdown=None):
+                       conf=None, mark_shutdown=None, unchanged=None):
         """Write ``changes`` to a compute service, and record them.
 
         The live nova-compute service with ``uuid``, or on ``host``, as
         :func:`change_compute` changes it with the fence-storm guard and
         the side effects ``conf`` sets (``mark_shutdown``, unless None,
-        decides the one of a force-down). Returns it as now stored.
+        decides the one of a force-down), on the condition ``unchanged``
+        (an :class:`Unchanged`) if given. Returns it as now stored.
         Notifies ``service.update`` as save() does, and
         ``instance.power_off.end`` for each server marked shut down.
 
@@ -158,7 +177,8 @@ class Service(base.NovaForcedownObject, ovo_base.VersionedObjectDictCompat):
             context, changes, uuid=uuid, host=host,
             limit=fence_storm.FencingLimit.from_conf(conf),
             mark_shutdown=(marks_shutdown(conf, changes)
-                           if mark_shutdown is None else mark_shutdown))
+                           if mark_shutdown is None else mark_shutdown),
+            unchanged=unchanged)
         if row is None:
             raise cls._why_no_compute(context, uuid, host)
         host_operations.notify_marked(context, marked)
@@ -268,13 +288,15 @@ def marks_shutdown(conf, changes):
 
 @db_engine.writer
 def change_compute(context, changes, uuid=None, host=None, limit=None,
-                   mark_shutdown=False):
+                   mark_shutdown=False, unchanged=None):
     """An admin's change of a compute service, in one transaction.
 
     The service ``uuid`` or on ``host`` is locked (with its zones' when
     ``limit``, a FencingLimit, guards a force-down: ForcedDownLimitExceeded
-    over it), checked (a force-up while evacuations away from the host are
-    open is refused), changed, and the change recorded in its history;
+    over it), checked (with ``unchanged``, an :class:`Unchanged`, the
+    locked row must be as its client read it, else ServiceChanged; a
+    force-up while evacuations away from the host are open is refused),
+    changed, and the change recorded in its history;
     with ``mark_shutdown``, a host now forced down has every server
     marked powered off in the same transaction. Returns (the row as now
     stored, or None when there is no such service; [host_operations
@@ -286,6 +308,8 @@ def change_compute(context, changes, uuid=None, host=None, limit=None,
                         limit if forcing_down else None)
     if old is None:
         return None, []
+    if unchanged is not None:
+        unchanged.check(context, old)
     if changes.get('forced_down') is False:
         _refuse_force_up_with_evacuations_left(context, old.host)
     new = db_services.service_write_admin(context, old, changes)

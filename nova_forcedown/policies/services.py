@@ -17,8 +17,10 @@ _DEPRECATED = policy.DeprecatedRule(
 rules = [
     policy.DocumentedRuleDefault(
         name=LIST, check_str=base.ADMIN,
-        description='List all running compute services in a cloud.',
-        operations=[{'method': 'GET', 'path': '/os-services'}],
+        description='List all running compute services in a cloud, or '
+                    'show one with its entity tag (from 2.53; not Nova).',
+        operations=[{'method': 'GET', 'path': '/os-services'},
+                    {'method': 'GET', 'path': '/os-services/{service_id}'}],
         scope_types=['project'], deprecated_rule=_DEPRECATED),
     policy.DocumentedRuleDefault(
         name=UPDATE, check_str=base.ADMIN,

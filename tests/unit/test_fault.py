@@ -41,6 +41,9 @@ class TestDomainFaults(base.BaseTestCase):
             (exception.ComputeServiceUnavailable(host='h'), 400,
              'badRequest'),
             (exception.ServiceHostsInstances(), 409, 'conflictingRequest'),
+            # Nova has no 412, and names what it has no name for so.
+            (exception.ServiceChanged(service_id='u', tags='"t"'), 412,
+             'computeFault'),
             (exception.DatabaseUnavailable(reason='r'), 503,
              'serviceUnavailable'),
         ]

@@ -17,7 +17,8 @@ class TestRouteTables(base.BaseTestCase):
                      '/os-hypervisors/detail', '/extensions',
                      '/versions/v2.1'):
             self.assertIn(path, table)
-        self.assertEqual({'PUT', 'DELETE'}, set(table['/os-services/{id}']))
+        self.assertEqual({'GET', 'PUT', 'DELETE'},
+                         set(table['/os-services/{id}']))
 
     def test_tables_merge_by_path(self):
         table = router.merge_route_tables([

@@ -1,16 +1,28 @@
-"""os-services: list, enable/disable, force-down, update by UUID, delete."""
+"""os-services: list, enable/disable, force-down, update by UUID, delete.
+
+From 2.53, also ``GET /os-services/{uuid}``, which Nova does not have: the
+service as the update by UUID answers it, with its entity tag (``ETag``),
+which that update takes in ``If-Match`` to refuse (412) a change decided
+on a service that changed since. Below 2.53 (and on /v2) the path has no
+GET, as before: the router's 405.
+"""
+
+import functools
 
 from oslo_utils import uuidutils
 import webob.exc
 
 from nova_forcedown.api import microversion
+from nova_forcedown.api import preconditions
 from nova_forcedown.api import request as api_request
+from nova_forcedown.api import router
 from nova_forcedown.api.schemas import services as schemas
 from nova_forcedown.api import validation
 from nova_forcedown.api.views import services as views
 from nova_forcedown import exception
 from nova_forcedown.objects import service as service_obj
 from nova_forcedown.policies import services as policies
+from nova_forcedown.servicegroup import entity_tag
 from nova_forcedown.servicegroup import status as service_status
 from nova_forcedown.servicegroup import zones
 
@@ -37,6 +49,19 @@ def list_services(req):
             lambda service: view.service(service, is_up(service)))
 
 
+def show_service(req):
+    """GET /os-services/{id}: from 2.53 only, by UUID, with its ETag."""
+    if not req.version.matches(microversion.V2_53):
+        raise router.method_not_allowed(req.method, [
+            method for method in ROUTES['/os-services/{id}']
+            if method != req.method])
+    service_id = req.urlvars['id']
+    _require_uuid(service_id)
+    req.context.can(policies.LIST)
+    return _service_response(req, service_obj.Service.get_compute_by_uuid(
+        req.context, service_id))
+
+
 def update_service(req):
     """PUT /os-services/{id}: an action name before 2.53, a UUID after."""
     if req.version.matches(microversion.V2_53):
@@ -53,7 +78,8 @@ def delete_service(req):
 
 ROUTES = {
     '/os-services': {'GET': list_services},
-    '/os-services/{id}': {'PUT': update_service, 'DELETE': delete_service},
+    '/os-services/{id}': {'GET': show_service, 'PUT': update_service,
+                          'DELETE': delete_service},
 }
 
 
@@ -132,18 +158,41 @@ def _update_by_uuid(req):
     service_id = req.urlvars['id']
     _require_uuid(service_id)
     req.context.can(policies.UPDATE)
+    unchanged = _unchanged(req)
     try:
         changes = _changes(body)
     except webob.exc.HTTPBadRequest:
         # A missing or non-compute service is reported first, as in Nova.
         service_obj.Service.get_compute_by_uuid(req.context, service_id)
         raise
-    service = service_obj.Service.update_compute(
-        req.context, changes, uuid=service_id, conf=req.app.conf)
+    return _service_response(req, service_obj.Service.update_compute(
+        req.context, changes, uuid=service_id, conf=req.app.conf,
+        unchanged=unchanged))
+
+
+def _unchanged(req):
+    """The condition of ``If-Match`` on the service, or None.
+
+    None without the header, or with ``*``: the update already needs the
+    service to exist. The tag is judged on the row the update locks.
+    """
+    tags = preconditions.if_match(req)
+    if tags is None:
+        return None
+    return service_obj.Unchanged(tags, functools.partial(
+        entity_tag.stored_tag, req.app.conf, req.is_up))
+
+
+def _service_response(req, service):
+    """The service view of 2.53 and later, with its ``ETag``."""
     service_zones = zones.ServiceZones.load(req.context, req.app.conf,
                                             hosts=[service.host])
-    return api_request.json_response({'service': views.service(
-        service, req.is_up(service), req.version, service_zones)})
+    is_up = req.is_up(service)
+    resp = api_request.json_response({'service': views.service(
+        service, is_up, req.version, service_zones)})
+    resp.headers['ETag'] = entity_tag.service_tag(
+        service, is_up, service_zones.zone(service))
+    return resp
 
 
 def _changes(body):

@@ -72,6 +72,8 @@ REQUESTS = [
            '/os-services/disable-log-reason', 200),
     Sample('os-services/v2.11/service-force-down', 'PUT',
            '/os-services/force-down', 200),
+    Sample('os-services/v2.53/service-show', 'GET',
+           '/os-services/{HOST1_SERVICE_UUID}', 200),
     Sample('os-services/v2.53/service-update-forced-down', 'PUT',
            '/os-services/{HOST1_SERVICE_UUID}', 200),
     Sample('os-services/v2.53/service-update-disable', 'PUT',

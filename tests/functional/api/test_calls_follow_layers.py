@@ -5,7 +5,7 @@ handed down and called back up (a row builder or a listing's renderer
 given to a db query, the API's own method given to a servicegroup rule)
 passes that test and still bounces through the layers. Here each request
 goes through the real app, traced (tests/fixtures/call_trace.py): a call
-from a part into one it may not import fails the test, but for the three
+from a part into one it may not import fails the test, but for the four
 the design hands down on purpose.
 """
 
@@ -33,6 +33,11 @@ BY_DESIGN = (
     # servicegroup's liveness, which its caller (API or command) hands it.
     ('nova_forcedown/objects/host_operations.py',
      'nova_forcedown/servicegroup/*'),
+    # A change of a service on a condition (If-Match) judges the entity tag
+    # of the row it locked with the servicegroup's rules (liveness, zone),
+    # which its caller (the API) hands it.
+    ('nova_forcedown/objects/service.py',
+     'nova_forcedown/servicegroup/entity_tag.py'),
 )
 
 
@@ -54,15 +59,16 @@ class TestCallsFollowLayers(base.BaseTestCase):
         self.app = deploy.load_app(conf)
 
     def assertFollowsLayers(self, method, path, version, body=None,
-                            status=200, warm_up_body=None):
+                            status=200, warm_up_body=None, headers=None):
         path = path.format(**self.world.ids)
+        headers = dict(headers or {}, **{'X-Auth-Token': TOKEN})
         # The first request loads what a server loads once (modules,
         # rules, statements); the second is traced.
         api_app.call_app(self.app, method, path, version,
-                         warm_up_body or body, {'X-Auth-Token': TOKEN})
+                         warm_up_body or body, headers)
         with call_trace.Tracer() as tracer:
             resp = api_app.call_app(self.app, method, path, version, body,
-                                    {'X-Auth-Token': TOKEN})
+                                    headers)
         self.assertEqual(status, resp.status_int, resp.body)
         against = call_trace.against_layers(tracer.calls, tracer.callers)
         self.assertEqual([], [edge for edge in against
@@ -111,6 +117,16 @@ class TestCallsFollowLayers(base.BaseTestCase):
         self.assertFollowsLayers(
             'PUT', '/v2.1/os-services/force-down', '2.11',
             {'host': 'host4', 'binary': 'nova-compute', 'forced_down': True})
+
+    def test_service_show(self):
+        self.assertFollowsLayers(
+            'GET', '/v2.1/os-services/{HOST1_SERVICE_UUID}', '2.53')
+
+    def test_update_on_a_stale_entity_tag(self):
+        self.assertFollowsLayers(
+            'PUT', '/v2.1/os-services/{HOST1_SERVICE_UUID}', '2.53',
+            {'forced_down': True}, status=412,
+            headers={'If-Match': '"%s"' % ('0' * 32)})
 
     def test_host_wide_shutdown(self):
         self.assertFollowsLayers(

@@ -65,6 +65,12 @@ VERSIONS = st.one_of(
                      '2', '2.', '.1', '-2.1', '2.99999999999999999999']),
     st.from_regex(r'\A[0-9]{1,3}\.[0-9]{1,5}\Z'), HEADER_TEXT)
 MEMBER = 'user:' + api_world.USER_PROJECT
+# Mostly none; else a tag, a list, a weak one, any, or anything at all.
+IF_MATCHES = st.one_of(
+    st.none(), st.none(), st.none(),
+    st.sampled_from(['*', '"0"', '"a", "b"', 'W/"0"', '""', ',', 'x',
+                     '"' + '0' * 32 + '"']),
+    HEADER_TEXT)
 TOKENS = st.sampled_from([ADMIN, ADMIN, ADMIN, MEMBER,
                           '', 'admin', ':', 'admin:', 'x' * 300, 'admin:%%'])
 
@@ -156,7 +162,7 @@ HEADER_NAMES = ['X-Auth-Token', 'OpenStack-API-Version',
                 'X-OpenStack-Nova-API-Version', 'Accept', 'Content-Type',
                 'User-Agent', 'X-Roles', 'X-OpenStack-Request-ID',
                 'X-Forwarded-Proto', 'Forwarded', 'Authorization', 'Host',
-                'X-Anything']
+                'X-Anything', 'If-Match']
 BYTE_PATHS = ['/v2.1/os-services', '/v2.1/os-services/{id}',
               '/v2.1/{id}/os-services', '/v2/{id}/os-hypervisors/{id}/search',
               '/v2.1/os-hypervisors/{id}', '/v2.1/os-hypervisors/detail',
@@ -312,6 +318,7 @@ class TestGeneratedRequests(_HostileInputTestCase):
             'Content-Type': data.draw(CONTENT_TYPES, 'content type'),
             'Accept': data.draw(ACCEPTS, 'accept'),
             'X-Roles': data.draw(st.one_of(st.none(), HEADER_TEXT), 'roles'),
+            'If-Match': data.draw(IF_MATCHES, 'if match'),
         }
 
     def _path_id(self, data, ids=None):

@@ -95,6 +95,8 @@ def _endpoints(ids):
          None, None, 200),
         ('PUT', '/v2.1/os-services/' + ids['HOST1_SERVICE_UUID'], '2.53',
          {'status': 'enabled'}, 200),
+        ('GET', '/v2.1/os-services/' + ids['HOST1_SERVICE_UUID'], '2.53',
+         None, 200),
         ('GET', '/v2.1/os-hypervisors', '2.1', None, 200),
         ('GET', '/v2.1/os-hypervisors?with_servers=true', '2.53', None, 200),
         ('GET', '/v2.1/os-hypervisors/detail', '2.1', None, 200),
