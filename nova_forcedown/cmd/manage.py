@@ -24,7 +24,6 @@ from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown.monitor.drivers import base as fence_drivers
 from nova_forcedown.monitor import readiness as monitor_readiness
-from nova_forcedown.monitor import recovery as monitor_recovery
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
 from nova_forcedown import objects
@@ -342,6 +341,10 @@ def _host_reset_state(conf):
                         % (len(changes), host, state))
 
 
+# The history event of a host switched back on through its BMC.
+UNFENCE_EVENT = 'unfence'
+
+
 def _host_power_on(conf):
     """Switch a fenced HOST back on through its BMC, and record it.
 
@@ -358,7 +361,9 @@ def _host_power_on(conf):
                                 % settings.fence_driver)
     except fence_drivers.FenceError as exc:
         raise exception.Invalid('cannot switch %s on: %s' % (host, exc))
-    monitor_recovery.record_unfence(nf_context.get_operator_context(), host)
+    service_history.record(nf_context.get_operator_context(), host,
+                           UNFENCE_EVENT,
+                           [service_history.Change('power', 'off', 'on')])
     print('Host %s is switched on. Once its agent heartbeats and has cleaned '
           'up after the evacuations, clear its force-down: "service '
           'force-down %s --unset".' % (host, host))

@@ -8,6 +8,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nova_forcedown.conf import api
+from nova_forcedown.conf import compute_api
 from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
@@ -20,7 +21,7 @@ from nova_forcedown.conf import quota
 from nova_forcedown.conf import wsgi
 
 _GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
-                  coordination, quota, monitor, pulse)
+                  coordination, quota, monitor, compute_api, pulse)
 
 PROJECT = 'nova_forcedown'
 
@@ -62,6 +63,10 @@ def validate_conf(conf):
             (group, monitor.HOST_OPTS) for group in host_groups]:
         if group == monitor.HOST_GROUP_TEMPLATE:
             continue
+        if group == compute_api.GROUP:
+            # The auth plugin's options exist once the plugin is loaded.
+            group_opts = [opt for opt in group_opts
+                          if opt.dest in conf[group]]
         section = conf if group == 'DEFAULT' else conf[group]
         for opt in group_opts:
             _read(section, group, opt)

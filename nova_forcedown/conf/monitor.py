@@ -32,17 +32,43 @@ RESERVED_HOST = 'reserved_host'
 AUTO_PRIORITY = 'auto_priority'
 RH_PRIORITY = 'rh_priority'
 
+# What an evacuated server ends as.
+EVACUATED_ACTIVE = 'active'
+EVACUATED_STOPPED = 'stopped'
+
 # The fraction of a zone it fences at most when [fencing]
 # max_forced_down_fraction is unset.
 DEFAULT_MAX_FAILED_FRACTION = 0.5
 
 MONITOR_OPTS = [
     cfg.FloatOpt('interval', default=1.0, min=0.1,
-                 help='Seconds between two looks at the services\' '
-                      'liveness. A failure is seen within the '
-                      'servicegroup driver\'s window ([DEFAULT] '
-                      'service_down_time; with the tooz driver, its '
-                      'membership timeout) plus this interval.'),
+                 help='Seconds between two looks at the compute services '
+                      'and the pulses. A failure is seen within the '
+                      'pulse\'s TTL (with pulse = true) or the target\'s '
+                      'service_down_time, plus this interval.'),
+    cfg.BoolOpt('pulse', default=False,
+                help='Read the compute hosts\' pulses from the coordination '
+                     'backend ([coordination] backend_url): a host whose '
+                     'pulse is gone is a suspect at once, without waiting '
+                     'for the compute API to call its service down (Nova '
+                     'does after service_down_time, 60 s by default). Each '
+                     'compute host then runs nova-forcedown-pulse (or this '
+                     'project\'s agent on the tooz servicegroup driver). '
+                     'Off: the compute API\'s service states alone.'),
+    cfg.StrOpt('evacuated_state', default=EVACUATED_ACTIVE,
+               choices=((EVACUATED_ACTIVE,
+                         'evacuate at microversion 2.94: a server that was '
+                         'active runs again on its new host'),
+                        (EVACUATED_STOPPED,
+                         'evacuate at microversion 2.95: Nova leaves every '
+                         'evacuated server stopped on its new host, for its '
+                         'owner to start')),
+               help='What an evacuated server ends as.'),
+    cfg.IntOpt('evacuation_retries', default=3, min=0,
+               help='Evacuations of a server tried again after one failed '
+                    '(no valid host, a rebuild that failed), each to the '
+                    'next destination of recovery_method; past them the '
+                    'server is left in error for an operator.'),
     cfg.ListOpt('confirm_with', default=[BMC],
                 item_type=types.String(choices=(BMC, PROBE)),
                 help='The second channels that must confirm a failure '
@@ -134,17 +160,20 @@ MONITOR_OPTS = [
     cfg.BoolOpt('restore', default=False,
                 help='Bring a recovered host back by itself: switch it on '
                      'once none of its servers is left to evacuate or '
-                     'being rebuilt elsewhere, and clear its force-down '
-                     'once its agent heartbeats again and has cleaned up '
-                     'after the evacuations (the force-up guard agrees). '
-                     'Off (the default): an operator does both, '
-                     '"nova-forcedown-manage host power-on HOST" then '
-                     '"openstack compute service set --up HOST '
+                     'being rebuilt elsewhere (never while its BMC reports '
+                     'a critical fault), then clear its force-down and '
+                     'enable it once its compute service runs again (its '
+                     'pulse, or its service\'s updated_at moving) and the '
+                     'compute API\'s force-up guard agrees (its evacuations '
+                     'cleaned up). Off (the default): an operator does '
+                     'both, switching it on through its BMC, then '
+                     '"openstack compute service set --up --enable HOST '
                      'nova-compute", once the host is repaired.'),
     cfg.StrOpt('coordination_url', secret=True,
                help='tooz URL of the lock that elects the one monitor that '
                     'acts when several run. Unset: [coordination] '
-                    'backend_url with the tooz servicegroup driver, else a '
+                    'backend_url with pulse = true or the tooz servicegroup '
+                    'driver, else a '
                     'file lock under state_path (monitors on one machine '
                     'only).'),
     cfg.IntOpt('leader_timeout', default=5, min=1,

@@ -4,6 +4,7 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 
 from nova_forcedown.conf import api
+from nova_forcedown.conf import compute_api
 from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
@@ -18,7 +19,8 @@ from nova_forcedown.conf import wsgi
 def list_opts():
     groups = {}
     for module in (default, database, api, wsgi, notifications,
-                   fencing, coordination, quota, monitor, pulse):
+                   fencing, coordination, quota, monitor, compute_api,
+                   pulse):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

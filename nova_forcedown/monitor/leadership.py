@@ -8,12 +8,20 @@ A leader that cannot renew its lock (its backend away, or the lock taken
 over after a pause) stops acting at once: two monitors never act
 together. A backend away when the monitor starts is tried again at each
 look, the monitor standing by meanwhile.
+
+A look may take seconds (BMCs, the compute API), and a monitor may be
+paused or cut off in the middle of one: before each write it makes
+(a fence, a force-down, a batch of evacuations, a reserved host enabled)
+it asks :meth:`Leadership.still_leads`, which renews the lock at that
+moment and trusts it for less than the lock's lifetime.
 """
 
 import functools
 import logging as std_logging
 import os
 import socket
+import threading
+import time
 import urllib.parse
 
 from oslo_log import log as logging
@@ -29,6 +37,9 @@ LOG = logging.getLogger(__name__)
 LOCK_NAME = b'nova-forcedown-monitor-leader'
 # Longest a look waits for the backend to answer a connection.
 CONNECT_PATIENCE = 2.0
+# Longest a write waits for the lock to be renewed before it: past this
+# the monitor no longer knows that it leads.
+RENEW_PATIENCE = 1.0
 
 
 class _WithoutTraceback(std_logging.Filter):
@@ -62,7 +73,8 @@ LOCK_UNREACHABLE = condition_log.Messages(
 def lock_url(conf):
     """The tooz URL of the leader's lock (see [monitor] coordination_url)."""
     url = conf.monitor.coordination_url
-    if url is None and conf.servicegroup_driver == 'tooz':
+    if url is None and (conf.monitor.pulse or
+                        conf.servicegroup_driver == 'tooz'):
         url = conf.coordination.backend_url
     if url is None:
         return 'file://' + os.path.join(conf.state_path, 'monitor-locks')
@@ -75,10 +87,31 @@ def lock_url(conf):
     return url
 
 
+def lifetime(conf, url):
+    """Seconds a renewed lock at ``url`` is surely held.
+
+    None for a lock held until released (a file lock goes with its
+    process).
+    """
+    if urllib.parse.urlsplit(url).scheme == 'file':
+        return None
+    return conf.monitor.leader_timeout
+
+
 class Leadership:
 
-    def __init__(self, url, member_id=None, remind_every=300):
+    def __init__(self, url, member_id=None, remind_every=300,
+                 lifetime=None, clock=time.monotonic):
+        """A leadership through the tooz lock at ``url``.
+
+        ``lifetime``: seconds a renewed lock is surely held (the lock's
+        timeout); None for a lock held until released.
+        """
         self._url = url
+        self._lifetime = lifetime
+        self._clock = clock
+        # Renewals from the look and from the writes of other threads.
+        self._renewing = threading.Lock()
         self._member_id = (member_id or '%s-%d' % (
             socket.gethostname(), os.getpid())).encode()
         self._coordinator = None
@@ -147,10 +180,11 @@ class Leadership:
         if not self._connected():
             return False
         try:
-            if self.leading:
-                self.leading = self._renewed()
-            else:
-                self.leading = self._lock.acquire(blocking=False)
+            with self._renewing:
+                if self.leading:
+                    self.leading = self._renewed()
+                else:
+                    self.leading = self._lock.acquire(blocking=False)
         except Exception as exc:  # noqa: tooz lets its backend's errors out
             if self.leading:
                 LOG.warning('No longer leading: the leader lock cannot be '
@@ -158,6 +192,42 @@ class Leadership:
                 self._let_go()
             self.leading = False
         return self.leading
+
+    def still_leads(self):
+        """Whether this monitor leads at this moment, proven by a renewal.
+
+        Asked right before a write: the lock is renewed now, within
+        RENEW_PATIENCE, and the renewal must have started less than the
+        lock's lifetime ago when it answers. A lock lost, taken over or
+        out of reach ends leadership at once, for every thread.
+        """
+        if not self.leading:
+            return False
+        asked_at = self._clock()
+        renewal = background.Call(self._renewed_safely, 'leader-renewal')
+        renewed = (renewal.wait(RENEW_PATIENCE) and renewal.result() and
+                   (self._lifetime is None or
+                    self._clock() - asked_at < self._lifetime))
+        if not renewed and self.leading:
+            LOG.warning('No longer leading: the leader lock could not be '
+                        'renewed before a write; the write is not made.')
+            self.leading = False
+            # Released, or tooz's heartbeat would keep renewing a lock
+            # that this monitor no longer acts on.
+            background.Call(self._released_safely, 'leader-release')
+        return renewed
+
+    def _renewed_safely(self):
+        try:
+            with self._renewing:
+                return self._renewed()
+        except Exception:  # noqa: tooz lets its backend's errors out
+            return False
+
+    def _released_safely(self):
+        with self._renewing:
+            if not self.leading:
+                self._let_go()
 
     def _let_go(self):
         """Stop renewing a lost lock (tooz's heartbeat would go on)."""

@@ -1,40 +1,57 @@
-"""The monitor's loop: look, judge, fence, force down, evacuate.
+"""The monitor's loop: look, judge, fence, force down, evacuate, restore.
 
 Every ``[monitor] interval`` the leading monitor reads the compute
-services and their liveness; each watched host that is down is judged on
-a second channel (:mod:`.confirmation`), fenced when failed
-(:mod:`.fencing`), then forced down with its servers marked shut down, and
-its servers evacuated, a bounded number at a time (:mod:`.recovery`).
+services from the compute API, and the hosts' pulses from the
+coordination backend when ``[monitor] pulse`` is on. Each watched host
+that is down on the target, or whose pulse is gone, is a suspect, judged
+on a second channel and, when failed, fenced and forced down
+(:mod:`.host_failure`). The servers of the hosts it fenced are evacuated
+a bounded number at a time, each batch on a fresh verdict, and each
+evacuation followed to its end.
 
-It fences nothing while it cannot see: the database away, the
-coordination backend unreadable, or more of a zone down at once than the
-fence-storm limit allows. What it decides of a host is logged when it
-changes, not at every look.
+Hosts are handled concurrently, each in a thread of the monitor's pool:
+a BMC that hangs delays its own host only. The look itself makes no BMC
+call.
+
+It fences nothing while it cannot see: the compute API away, the
+pulses unreadable, or more of a zone down at once than the fence-storm
+limit allows. What it decides of a host is logged when it changes, not
+at every look.
 """
 
+import threading
 import time
 
+from futurist import ThreadPoolExecutor
 from oslo_log import log as logging
 from stevedore import exception as stevedore_exc
 
 from nova_forcedown import condition_log
 from nova_forcedown.conf import monitor as monitor_conf
-from nova_forcedown import context as nf_context
 from nova_forcedown import exception
-from nova_forcedown.monitor import confirmation
+from nova_forcedown.monitor import compute_api
 from nova_forcedown.monitor import detection
 from nova_forcedown.monitor.drivers import base as drivers
-from nova_forcedown.monitor import fencing
+from nova_forcedown.monitor import host_failure
 from nova_forcedown.monitor import recovery
-from nova_forcedown.objects import host_zones
-from nova_forcedown.objects import service as service_obj
 from nova_forcedown import periodic
+from nova_forcedown.servicegroup import membership
 
 LOG = logging.getLogger(__name__)
 
 # Seconds before a suspect found not failed is judged again: each
 # judgement asks its BMC, which may take seconds to time out.
 REJUDGE_AFTER = 5.0
+
+# Hosts handled at once; a BMC that hangs holds one for fence_timeout.
+HOST_WORKERS = 32
+
+# Seconds between two looks at a fenced host with nothing left to do.
+SETTLED_RECHECK = 30.0
+
+# Seconds between two evacuations of a server that waits for room: each
+# try that finds none leaves an evacuation in error on the target.
+ROOM_RETRY_INTERVAL = 10.0
 
 FAILING = condition_log.Messages(
     level=logging.ERROR,
@@ -70,29 +87,52 @@ ZONE_HELD = condition_log.Messages(
 
 class Monitor(periodic.Ticker):
 
-    def __init__(self, conf, servicegroup, leadership, clock=time.monotonic):
+    def __init__(self, conf, api, leadership, pulse=None,
+                 clock=time.monotonic, load=drivers.load):
+        """A monitor acting through ``api`` while ``leadership`` leads.
+
+        ``api``: a :class:`compute_api.ComputeAPI`; ``pulse``: a
+        :class:`membership.MembershipReader` of the hosts' pulses, or None.
+        """
         # A look starts every interval, however long the last one took:
         # the time to see a failure is the liveness window plus at most
         # one interval.
         super().__init__(conf.monitor.interval, 'monitor', on_time=True)
         self._conf = conf
-        self._servicegroup = servicegroup
+        self._api = api
         self._leadership = leadership
+        self._pulse = pulse
         self._clock = clock
-        self._context = recovery.monitor_context()
+        self._load = load
         self._blind, self._failing = (
             condition_log.ConditionLog(LOG, messages,
                                        conf.log_reminder_interval, clock)
             for messages in (BLIND, FAILING))
         self._leading = None
+        self._pool = ThreadPoolExecutor(max_workers=HOST_WORKERS)
+        # host -> its job in the pool, while one runs.
+        self._busy = {}
+        # What was said of each suspect, from the look and the pool.
+        self._said_lock = threading.Lock()
         # host -> (what was last said of it, when it was judged).
         self._said = {}
+        # host -> what was last said of its recovery, if anything.
+        self._said_recovery = {}
         # zone -> its ConditionLog, while the fence-storm limit holds it.
         self._held = {}
-        # host -> why it could not be switched back on, last said.
-        self._restore_failed = {}
-        # Servers found with nowhere to go, said once.
-        self._no_room = set()
+        # migration id -> its status when last seen, while followed.
+        self._followed = {}
+        # Servers given up on or waiting, said once each.
+        self._said_servers = set()
+        # host -> when to look again at a fenced host with nothing to do.
+        self._settled = {}
+        # server id -> when an evacuation waiting for room was last tried.
+        self._room_tried = {}
+        # host -> its service's updated_at when seen switched off by a
+        # restore: a newer one says its compute service is back.
+        self._off_since = {}
+        # The pulses of the last look (None: not read).
+        self._members = None
         # The hosts the last look watched, for the fence check; None
         # until this monitor has looked as the leader.
         self.watched_hosts = None
@@ -102,6 +142,10 @@ class Monitor(periodic.Ticker):
         """The largest share of a zone the monitor fences at once."""
         return (self._conf.fencing.max_forced_down_fraction or
                 monitor_conf.DEFAULT_MAX_FAILED_FRACTION)
+
+    def stop(self, timeout=None):
+        super().stop(timeout)
+        self._pool.shutdown(wait=False)
 
     def tick(self):
         leading = self._leadership.leads()
@@ -114,15 +158,11 @@ class Monitor(periodic.Ticker):
             self.watched_hosts = None
             return
         failure = None
-        # A request id per look, which the history shows for its steps and
-        # the log for its lines.
-        self._context = recovery.monitor_context()
-        nf_context.make_current(self._context)
         try:
             self.look()
-        except exception.DatabaseUnavailable as exc:
-            self._blind.update(['database'], why='the database is '
-                               'unavailable (%s)' % exception.first_line(exc))
+        except compute_api.Unreachable as exc:
+            self._blind.update(['api'], why='the compute API does not answer '
+                               '(%s)' % exc)
         except Exception as exc:  # noqa: said once, tried again next look
             failure = exc
         # Logged out of the except block, as the heartbeats log theirs.
@@ -134,173 +174,306 @@ class Monitor(periodic.Ticker):
             self._failing.update([])
 
     def look(self):
-        services = self._compute_services()
+        services = self._api.compute_services()
         self.watched_hosts = frozenset(
             service.host for service in detection.watched(services))
-        why = self._servicegroup.blind_spot()
-        if why is not None:
-            self._blind.update(['backend'], why=why)
-            return
+        if self._pulse is not None:
+            self._members = self._pulse.members()
+            if self._members is None:
+                self._blind.update(['pulse'], why='the hosts\' pulses '
+                                   'cannot be read from the coordination '
+                                   'backend')
+                return
         self._blind.update([])
-        suspected = detection.suspects(services,
-                                       self._servicegroup.liveness())
+        suspected = detection.suspects(
+            services, lambda service: not self.is_suspect(service))
         self._forget(set(suspected))
-        zones = host_zones.HostZones.load(self._context, self._conf)
-        refused = detection.refused_zones(services, suspected, zones.of,
+        zones = {service.host: service.zone for service in services}
+        refused = detection.refused_zones(services, suspected, zones.get,
                                           self.limit)
         held = {host for refusal in refused for host in refusal.suspects}
         self._hold(refused)
-        judged = [host for host in suspected
-                  if host not in held and self._due(host)]
-        for host in judged:
-            self.handle(host)
-        # A judged host may now be forced down: read them again.
-        self.evacuate(self._compute_services() if judged else services)
+        by_host = {service.host: service for service in services}
+        for host in suspected:
+            if host not in held and self._due(host):
+                self._start(host, self._handle, by_host[host])
+        self.recover(services)
 
-    def _compute_services(self):
-        return service_obj.ServiceList.get_records(
-            self._context, binary=service_obj.COMPUTE_BINARY,
-            include_api=False)
+    def is_suspect(self, service):
+        """Whether ``service``'s host may have failed, as the look sees it.
 
-    def handle(self, host):
-        """Judge a suspect; fence, force down and start its recovery."""
-        settings = monitor_conf.host_settings(self._conf, host)
-        try:
-            driver = drivers.load(settings, self._conf.monitor.fence_timeout)
-        except stevedore_exc.NoMatches:
-            self._tell(host, 'its fence_driver %r does not exist; not '
-                             'fenced' % settings.fence_driver)
-            return
-        asked_at = self._clock()
-        status = self._status(driver)
-        verdict = confirmation.judge(self._conf.monitor.confirm_with, status,
-                                     self._probe(settings))
-        if not verdict.failed:
-            self._tell(host, verdict.why)
-            return
-        LOG.warning('Host %s has failed: %s (judged in %.2f s). Fencing it.',
-                    host, verdict.why, self._clock() - asked_at)
-        try:
-            already_off = fencing.fence(driver,
-                                        self._conf.monitor.fence_timeout,
-                                        self._conf.monitor.fence_retries,
-                                        power=status.power)
-        except fencing.FenceFailed as exc:
-            self._tell(host, 'its fence failed (%s): not forced down, its '
-                             'servers not evacuated' % exc, logging.ERROR)
-            return
-        recovery.record_fence(self._context, host, already_off)
-        try:
-            recovery.force_down(self._context, self._conf, host)
-        except exception.ForcedDownLimitExceeded as exc:
-            self._tell(host, 'it is fenced but not forced down: %s' % exc,
-                       logging.ERROR)
-            return
-        self._said.pop(host, None)
-        LOG.warning('Host %s is fenced (%s) and forced down, its servers '
-                    'marked shut down; %s.', host,
-                    'found powered off' if already_off else 'powered off',
-                    self._to_evacuate(host))
-
-    def _to_evacuate(self, host):
-        """How many servers of ``host`` are to be evacuated, said."""
-        count = len(recovery.left_on(self._context, self._conf, host))
-        if self._conf.monitor.evacuate == monitor_conf.EVACUATE_TAGGED:
-            return ('%d server(s) to evacuate (tagged ones only: [monitor] '
-                    'evacuate = tagged)' % count)
-        return '%d server(s) to evacuate' % count
-
-    def evacuate(self, services):
-        """Go on with the hosts it recovers: evacuate, then restore.
-
-        Evacuations start within the bound; a host with nothing left to
-        evacuate nor being rebuilt is restored when [monitor] restore
-        says so.
+        Down on the target; or, with the pulses read, its pulse gone: the
+        target may call a host down only after its service_down_time.
         """
-        hosts = recovery.recovering(self._context, services)
-        if not hosts:
+        if not service.up:
+            return True
+        return (self._members is not None and
+                membership.host_member_id(service.host)
+                not in self._members)
+
+    def _handle(self, service):
+        handler = host_failure.HostFailure(
+            self._conf, self._api, self._leadership, self._still_suspect,
+            self._tell, load=self._load, clock=self._clock)
+        if handler.handle(service):
+            with self._said_lock:
+                self._said.pop(service.host, None)
+
+    def _still_suspect(self, service):
+        """:meth:`is_suspect` on the pulses read now, not at the look."""
+        if self._pulse is not None:
+            members = self._pulse.members()
+            if members is None:
+                return False
+            self._members = members
+        return self.is_suspect(service)
+
+    # ------------------------------------------------------------ recovery
+
+    def recover(self, services):
+        """Go on with the hosts it fenced: evacuate, follow, restore.
+
+        Evacuations start within ``[monitor] max_in_flight`` over every
+        host; each host's batch runs in its own job, on a fresh verdict.
+        A host with nothing left to do is looked at every SETTLED_RECHECK
+        seconds only, so hosts fenced long ago cost the API little.
+        """
+        hosts = [service for service in recovery.recovering(services)
+                 if self._clock() >= self._settled.get(service.host, 0)]
+        for gone in set(self._settled) - {
+                service.host for service in recovery.recovering(services)}:
+            del self._settled[gone]
+        migrations = {service.host: self._api.evacuations_from(service.host)
+                      for service in hosts}
+        self._follow(migrations)
+        budget = self._conf.monitor.max_in_flight - sum(
+            recovery.under_way(found) for found in migrations.values())
+        for service in hosts:
+            if service.host not in self._busy:
+                budget -= self._recover_host(service,
+                                             migrations[service.host],
+                                             budget)
+
+    def _recover_host(self, service, migrations, budget):
+        """Start what ``service``'s host needs; the evacuations started."""
+        servers = self._api.servers_on(service.host)
+        self._say_given_up(service.host, servers, migrations)
+        left = recovery.to_evacuate(self._conf, servers, migrations)
+        due = [server for server in left
+               if self._room_retry_due(service.host, server)]
+        batch = due[:max(budget, 0)]
+        if batch:
+            self._start(service.host, self._evacuate, service, batch,
+                        migrations)
+        elif not left and not recovery.under_way(migrations):
+            if self._conf.monitor.restore:
+                self._start(service.host, self._restore, service)
+            else:
+                self._settled[service.host] = (self._clock() +
+                                               SETTLED_RECHECK)
+        return len(batch)
+
+    def _room_retry_due(self, host, server):
+        """Whether ``server`` may be evacuated now; said once if waiting.
+
+        One that waits for room is tried every ROOM_RETRY_INTERVAL.
+        """
+        if not recovery.waits_for_room(server):
+            self._room_tried.pop(server.id, None)
+            return True
+        self._say_server(server.id, 'Server %s of host %s waits: no host '
+                         'has room for it (%s); tried again every %d s.',
+                         server.id, host, server.fault,
+                         ROOM_RETRY_INTERVAL)
+        tried = self._room_tried.get(server.id)
+        if tried is not None and (self._clock() - tried <
+                                  ROOM_RETRY_INTERVAL):
+            return False
+        self._room_tried[server.id] = self._clock()
+        return True
+
+    def _evacuate(self, service, batch, migrations):
+        """Evacuate ``batch``, if the host is still fenced and this leads."""
+        host = service.host
+        why = self._why_not_evacuate(service)
+        if why is not None:
+            self._tell_recovery(host, why)
             return
-        budget = (self._conf.monitor.max_in_flight -
-                  recovery.under_way(self._context, hosts))
-        for host in hosts:
-            left = recovery.left_on(self._context, self._conf, host)
-            for server in left[:max(budget, 0)]:
-                budget -= self._evacuated(host, server)
-            if (not left and self._conf.monitor.restore and
-                    not recovery.under_way(self._context, [host])):
-                self.restore(next(service for service in services
-                                  if service.host == host))
+        self._tell_recovery(host, None)
+        for server in batch:
+            self._evacuate_one(host, server, migrations)
 
-    def _evacuated(self, host, server):
-        """1 once ``server``'s evacuation is accepted, else 0."""
+    def _why_not_evacuate(self, service):
+        """Why the host's servers may not be evacuated now, or None.
+
+        The monitor must lead now, the host be still forced down, and its
+        BMC say now that it is off.
+        """
+        if not self._leadership.still_leads():
+            return ('its servers are not evacuated: this monitor no longer '
+                    'leads')
+        current, _ = self._api.service(service)
+        if current is None or not recovery.recovering([current]):
+            return 'its servers are not evacuated: it was taken back meanwhile'
         try:
-            migration = recovery.evacuate(self._context, self._conf,
-                                          self._servicegroup, server)
-        except recovery.REFUSALS as exc:
-            LOG.warning('Server %s of host %s is not evacuated: %s',
-                        server.uuid, host, exc)
-            return 0
-        if migration is None:
-            if server.uuid not in self._no_room:
-                LOG.warning('Server %s of host %s waits: no destination of '
-                            '[monitor] recovery_method %s has room for it.',
-                            server.uuid, host,
-                            self._conf.monitor.recovery_method)
-            self._no_room.add(server.uuid)
-            return 0
-        self._no_room.discard(server.uuid)
-        return 1
+            power = self._driver(service.host).power_state()
+        except (drivers.FenceError, stevedore_exc.NoMatches) as exc:
+            return ('its servers are not evacuated: its BMC cannot be read '
+                    '(%s)' % exc)
+        if power != drivers.OFF:
+            return ('its servers are not evacuated: its BMC says it is '
+                    'powered on again')
+        return None
 
-    def restore(self, service):
-        """Switch a recovered host on; force it up once its agent is back.
+    def _evacuate_one(self, host, server, migrations):
+        tries = recovery.destinations(self._conf)
+        destination = tries[recovery.failures(migrations, server.id) %
+                            len(tries)]
+        try:
+            if destination is not None:
+                self._enable_reserved(destination)
+            self._api.evacuate(server.id, host=destination)
+        except compute_api.Refused as exc:
+            self._say_server(server.id, 'Server %s of host %s is not '
+                             'evacuated: %s', server.id, host, exc)
+            return
+        LOG.info('Evacuating server %s of host %s (to %s).', server.id, host,
+                 destination or 'the host the scheduler chooses')
 
-        The force-up guard refuses while evacuations away from it are not
-        yet cleaned up by its agent: the next look tries again.
+    def _enable_reserved(self, host):
+        """Enable the reserved ``host`` before a server goes to it."""
+        found = self._api.compute_services(host=host)
+        if not found or not found[0].disabled:
+            return
+        if not self._leadership.still_leads():
+            raise compute_api.Refused(0, 'this monitor no longer leads')
+        self._api.update_service(found[0].id, {'status': 'enabled'})
+        LOG.warning('Reserved host %s enabled for the servers of a failed '
+                    'host.', host)
+
+    def _follow(self, migrations):
+        """Say how each evacuation under way ended, once."""
+        seen = set()
+        for host, found in migrations.items():
+            for migration in found:
+                seen.add(migration.id)
+                before = self._followed.get(migration.id)
+                if migration.status not in compute_api.MIGRATION_ENDED:
+                    self._followed[migration.id] = migration.status
+                elif before is not None:
+                    del self._followed[migration.id]
+                    level = (logging.ERROR if migration.status in
+                             compute_api.MIGRATION_FAILED else logging.INFO)
+                    LOG.log(level, 'Evacuation of server %s from host %s to '
+                            '%s ended %s.', migration.instance_uuid, host,
+                            migration.dest_compute, migration.status)
+        for gone in set(self._followed) - seen:
+            del self._followed[gone]
+
+    def _say_given_up(self, host, servers, migrations):
+        for server in recovery.given_up(self._conf, servers, migrations):
+            self._say_server(
+                server.id, 'Server %s of host %s is left in error for an '
+                'operator: %d evacuations of it failed ([monitor] '
+                'evacuation_retries = %d).', server.id, host,
+                recovery.failures(migrations, server.id),
+                self._conf.monitor.evacuation_retries, level=logging.ERROR)
+
+    def _say_server(self, server_id, message, *args, level=logging.WARNING):
+        if server_id not in self._said_servers:
+            LOG.log(level, message, *args)
+        self._said_servers.add(server_id)
+
+    def _restore(self, service):
+        """Switch a recovered host on; force it up once its service is back.
+
+        Never switched on while its BMC reports a critical fault. The
+        target's own force-up guard (Nova's, or this project's) refuses
+        while evacuations away from it are not yet cleaned up by its
+        compute service: the next look tries again.
         """
         host = service.host
-        settings = monitor_conf.host_settings(self._conf, host)
-        if not self._servicegroup.heartbeating([service]):
-            self._switch_on(host, settings)
-            return
         try:
-            recovery.force_up(self._context, self._conf, host)
-        except exception.Conflict:
-            return
-        LOG.warning('Host %s is back: its agent heartbeats and cleaned up '
-                    'after the evacuations; its force-down is cleared.',
-                    host)
-
-    def _switch_on(self, host, settings):
-        try:
-            driver = drivers.load(settings, self._conf.monitor.fence_timeout)
-            if driver.power_state() == drivers.ON:
-                return
-            driver.power_on()
+            driver = self._driver(host)
+            status = driver.status()
         except (drivers.FenceError, stevedore_exc.NoMatches) as exc:
-            why = str(exc)
-            if self._restore_failed.get(host) != why:
-                LOG.error('Host %s cannot be switched back on: %s.', host,
-                          why)
-            self._restore_failed[host] = why
+            self._tell_recovery(host, 'it cannot be switched back on: %s'
+                                % exc, logging.ERROR)
             return
-        self._restore_failed.pop(host, None)
-        recovery.record_unfence(self._context, host)
+        if status.power == drivers.OFF:
+            self._switch_on(service, driver, status)
+        elif self._back(service):
+            self._force_up(service)
+
+    def _switch_on(self, service, driver, status):
+        host = service.host
+        if status.health == drivers.CRITICAL:
+            self._tell_recovery(host, 'it is not switched back on: its BMC '
+                                'reports a critical fault (%s)' %
+                                ', '.join(status.faults))
+            return
+        if not self._leadership.still_leads():
+            return
+        self._off_since[host] = service.updated_at
+        try:
+            driver.power_on()
+        except drivers.FenceError as exc:
+            self._tell_recovery(host, 'it cannot be switched back on: %s'
+                                % exc, logging.ERROR)
+            return
+        self._tell_recovery(host, None)
         LOG.warning('Host %s has no server left to evacuate: switched back '
                     'on ([monitor] restore).', host)
 
-    def _status(self, driver):
-        try:
-            return driver.status()
-        except drivers.FenceError as exc:
-            return str(exc)
+    def _back(self, service):
+        """Whether the host's compute service runs again since switched on."""
+        if self._pulse is not None:
+            members = self._pulse.members() or ()
+            return membership.host_member_id(service.host) in members
+        return service.updated_at != self._off_since.get(service.host)
 
-    def _probe(self, settings):
-        if (monitor_conf.PROBE not in self._conf.monitor.confirm_with or
-                not settings.management_address):
-            return None
-        return confirmation.probe(settings.management_address,
-                                  self._conf.monitor.probe_port,
-                                  self._conf.monitor.probe_timeout)
+    def _force_up(self, service):
+        if not self._leadership.still_leads():
+            return
+        current, entity_tag = self._api.service(service)
+        if current is None or not recovery.recovering([current]):
+            return
+        try:
+            self._api.update_service(current.id, {
+                'forced_down': False, 'status': 'enabled'},
+                entity_tag=entity_tag)
+        except compute_api.Refused:
+            return
+        self._off_since.pop(service.host, None)
+        LOG.warning('Host %s is back: its compute service runs and cleaned '
+                    'up after the evacuations; its force-down is cleared '
+                    'and it is enabled.', service.host)
+
+    def _driver(self, host):
+        settings = monitor_conf.host_settings(self._conf, host)
+        return self._load(settings, self._conf.monitor.fence_timeout)
+
+    # ----------------------------------------------------------- the pool
+
+    def _start(self, host, job, *args):
+        """Run ``job(*args)`` for ``host`` in the pool, one at a time."""
+        running = self._busy.get(host)
+        if running is not None and not running.done():
+            return
+        self._busy[host] = self._pool.submit(self._run, host, job, *args)
+
+    def _run(self, host, job, *args):
+        try:
+            job(*args)
+        except compute_api.Unreachable as exc:
+            self._tell(host, 'the compute API does not answer (%s)' % exc,
+                       logging.ERROR)
+        except Exception:  # noqa: one host's failure is not the loop's
+            LOG.exception('Unexpected error while handling host %s.', host)
+        finally:
+            self._busy.pop(host, None)
+
+    # ---------------------------------------------------------- what is said
 
     def _hold(self, refused):
         """Say which zones the fence-storm limit holds, when that changes."""
@@ -318,18 +491,30 @@ class Monitor(periodic.Ticker):
             self._held.pop(zone).update([])
 
     def _due(self, host):
-        said = self._said.get(host)
+        with self._said_lock:
+            said = self._said.get(host)
         return said is None or self._clock() - said[1] >= REJUDGE_AFTER
 
     def _tell(self, host, why, level=logging.WARNING):
         """Say ``why`` of ``host`` unless it was the last thing said."""
-        said = self._said.get(host)
-        if said is None or said[0] != why:
-            LOG.log(level, 'Host %s is down: %s.', host, why)
-        self._said[host] = (why, self._clock())
+        with self._said_lock:
+            said = self._said.get(host)
+            if said is None or said[0] != why:
+                LOG.log(level, 'Host %s is down: %s.', host, why)
+            self._said[host] = (why, self._clock())
+
+    def _tell_recovery(self, host, why, level=logging.WARNING):
+        """Say ``why`` of a host being recovered, once; None: all is well."""
+        with self._said_lock:
+            if why is not None and self._said_recovery.get(host) != why:
+                LOG.log(level, 'Host %s is fenced: %s.', host, why)
+            self._said_recovery[host] = why
 
     def _forget(self, suspected):
-        for host in set(self._said) - suspected:
-            LOG.info('Host %s is no longer a suspect: it is up again, or '
-                     'was forced down or disabled.', host)
-            del self._said[host]
+        with self._said_lock:
+            for host in set(self._said) - suspected:
+                if host in self._busy:
+                    continue
+                LOG.info('Host %s is no longer a suspect: it is up again, or '
+                         'was forced down or disabled.', host)
+                del self._said[host]

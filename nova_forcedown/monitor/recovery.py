@@ -1,105 +1,105 @@
-"""Recover a fenced host: force it down, then evacuate its servers.
+"""Recovery policy: which hosts the monitor recovers, which servers, where.
 
-Each step goes through the operations the API uses, with the monitor as
-the actor: the force-down (with the fence-storm guard) marks the host's
-servers shut down in its transaction, as the host-wide mark-shutdown does;
-each evacuation is the API's, destination chosen by the scheduler. What
-is left to do is read from the database every time, so a monitor that
-takes over from one that died goes on where it stopped, and nothing is
-done twice: a server evacuated has left the host.
+What the monitor is doing lives in the target itself, where no purge
+removes it while a recovery is open: a host it fenced is forced down and
+disabled with a reason that starts with :data:`FENCED_MARK` (as Masakari
+disables the hosts it recovers), and the evacuations it started are the
+target's migrations away from that host. A monitor that takes over from
+one that died reads both and goes on where it stopped; nothing is done
+twice, since a server being evacuated has a task and a server evacuated
+has left the host. An operator who enables the host or clears its
+force-down takes it back from the monitor.
 """
 
-from nova_forcedown import context as nf_context
-from nova_forcedown import exception
+import datetime
+
 from nova_forcedown.conf import monitor as monitor_conf
-from nova_forcedown.objects import evacuation
-from nova_forcedown.objects import instance as instance_obj
-from nova_forcedown.objects import instance_operations as operations
-from nova_forcedown.objects import migration as migration_obj
-from nova_forcedown.objects import service as service_obj
-from nova_forcedown.objects import service_history
-from nova_forcedown.scheduler import host_selection
+from nova_forcedown.monitor import compute_api
 
-# Who the history and the instance actions name for the monitor's steps.
-MONITOR_USER = 'nova-forcedown-monitor'
+# How the monitor's disabled_reason starts: whose the recovery is.
+FENCED_MARK = 'nova-forcedown-monitor: fenced'
 
-FENCE_EVENT = 'fence'
-UNFENCE_EVENT = 'unfence'
-FORCE_DOWN_EVENTS = ('force-down', 'clear-force-down')
+# Server statuses an evacuation of the monitor starts from; a server in
+# error waits for an operator, unless its last evacuation failed.
+EVACUATED_STATUSES = ('ACTIVE', 'SHUTOFF')
+ERROR = 'ERROR'
 
-# The servers an evacuation of the monitor starts from: a server in error
-# (its evacuation found no host, or its rebuild failed) waits for an
-# operator, not for the next look.
-EVACUATED_VM_STATES = (operations.ACTIVE, operations.STOPPED)
+# How a server's fault says that its evacuation found no host with room:
+# it waits for room, tried again without a bound (see to_evacuate).
+NO_VALID_HOST = 'No valid host'
 
 # Values of HA_Enabled and evacuable that tag a server.
 _TRUE = ('true', '1', 'yes', 'on')
 
 
-def monitor_context():
-    return nf_context.RequestContext(user_id=MONITOR_USER, project_id=None,
-                                     is_admin=True, roles=['admin'],
-                                     overwrite=False)
+def fenced_reason(already_off, now=None):
+    """The disabled_reason of a host the monitor fenced."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return '%s (%s) at %s' % (
+        FENCED_MARK, 'found powered off' if already_off else 'powered off',
+        now.strftime('%Y-%m-%dT%H:%M:%SZ'))
 
 
-def record_fence(context, host, already_off):
-    """The fence in the host's history: it was switched off, or found off."""
-    service_history.record(context, host, FENCE_EVENT, [service_history.Change(
-        'power', 'off' if already_off else 'on', 'off')])
+def recovering(services):
+    """Those of ``services`` that the monitor fenced and still recovers."""
+    return [service for service in services
+            if service.forced_down and service.disabled and
+            (service.disabled_reason or '').startswith(FENCED_MARK)]
 
 
-def record_unfence(context, host):
-    """The host switched back on, in its history."""
-    service_history.record(context, host, UNFENCE_EVENT, [
-        service_history.Change('power', 'off', 'on')])
+def under_way(migrations):
+    """How many of ``migrations`` are evacuations not yet over."""
+    return sum(1 for migration in migrations
+               if migration.status not in compute_api.MIGRATION_ENDED)
 
 
-def force_up(context, conf, host):
-    """Clear ``host``'s force-down; the force-up guard may refuse."""
-    return service_obj.Service.update_compute(
-        context, {'forced_down': False}, host=host, conf=conf)
+def failures(migrations, server_id):
+    """How many evacuations of ``server_id`` among ``migrations`` failed."""
+    return sum(1 for migration in migrations
+               if migration.instance_uuid == server_id and
+               migration.status in compute_api.MIGRATION_FAILED)
 
 
-def force_down(context, conf, host):
-    """Force ``host`` down, its servers marked shut down; the service.
+def to_evacuate(conf, servers, migrations):
+    """The servers of a fenced host to evacuate now, oldest first.
 
-    Refused over the fence-storm limit (ForcedDownLimitExceeded).
+    Those with no task under way, active or stopped, or in error after a
+    failed evacuation: one that found no host with room waits for room
+    (tried again however often, :func:`waits_for_room`), another failure
+    is tried again ``[monitor] evacuation_retries`` times. With
+    ``[monitor] evacuate = tagged``, the tagged ones only.
     """
-    return service_obj.Service.update_compute(
-        context, {'forced_down': True}, host=host, conf=conf,
-        mark_shutdown=True)
-
-
-def recovering(context, services):
-    """Hosts of ``services`` forced down by the monitor, not forced up."""
-    hosts = []
-    for service in services:
-        if not service.forced_down:
+    chosen = []
+    for server in servers:
+        if server.task_state is not None:
             continue
-        entry = service_history.latest_of(context, service.host,
-                                          FORCE_DOWN_EVENTS)
-        if (entry is not None and entry.user_id == MONITOR_USER and
-                'clear-force-down' not in entry.event.split(',')):
-            hosts.append(service.host)
-    return hosts
+        if server.status == ERROR:
+            failed = failures(migrations, server.id)
+            if not failed or (failed > conf.monitor.evacuation_retries and
+                              not waits_for_room(server)):
+                continue
+        elif server.status not in EVACUATED_STATUSES:
+            continue
+        if (conf.monitor.evacuate == monitor_conf.EVACUATE_TAGGED and
+                not tagged(server)):
+            continue
+        chosen.append(server)
+    return chosen
 
 
-def under_way(context, hosts):
-    """Evacuations away from ``hosts`` accepted and not yet rebuilt."""
-    return sum(migration_obj.evacuations_under_way(context, host)
-               for host in hosts)
+def waits_for_room(server):
+    """Whether the server's last evacuation found no host with room."""
+    return (server.status == ERROR and
+            (server.fault or '').startswith(NO_VALID_HOST))
 
 
-def left_on(context, conf, host):
-    """Servers of ``host`` that the monitor evacuates, oldest first."""
-    servers = instance_obj.get_records(
-        context, instance_obj.filters(
-            exact={'host': host}, vm_states=list(EVACUATED_VM_STATES),
-            task_states=[None]),
-        sort=(('created_at', 'asc'), ('id', 'asc')))
-    if conf.monitor.evacuate == monitor_conf.EVACUATE_TAGGED:
-        servers = [server for server in servers if tagged(server)]
-    return servers
+def given_up(conf, servers, migrations):
+    """Servers whose evacuations failed more often than retried."""
+    return [server for server in servers
+            if server.status == ERROR and server.task_state is None and
+            not waits_for_room(server) and
+            failures(migrations, server.id) >
+            conf.monitor.evacuation_retries]
 
 
 def tagged(server):
@@ -108,10 +108,8 @@ def tagged(server):
     Masakari's metadata HA_Enabled=True, or the flavor extra spec
     evacuable=true of fence_evacuate and NovaEvacuate.
     """
-    metadata = server.user_metadata or {}
-    specs = (server.flavor or {}).get('extra_specs') or {}
-    return (str(metadata.get('HA_Enabled', '')).lower() in _TRUE or
-            str(specs.get('evacuable', '')).lower() in _TRUE)
+    return (str(server.metadata.get('HA_Enabled', '')).lower() in _TRUE or
+            str(server.extra_specs.get('evacuable', '')).lower() in _TRUE)
 
 
 def destinations(conf):
@@ -127,42 +125,6 @@ def destinations(conf):
             }[conf.monitor.recovery_method]
 
 
-def evacuate(context, conf, servicegroup, server):
-    """Evacuate ``server`` to the first destination with room.
-
-    Returns its migration, or None when no destination has room (the
-    server stays, for a later look: it is never sent to error for want
-    of a host). A reserved host is enabled first, as Masakari enables it.
-    A refusal (the server changed meanwhile) is a domain error the caller
-    reports.
-    """
-    for host in destinations(conf):
-        plan = _plan(context, conf, servicegroup, server, host)
-        if plan is None or not plan.choices:
-            continue
-        if host is not None:
-            _enable(context, conf, host)
-        return evacuation.evacuate(context, plan, server, host=host,
-                                   force=host is not None)
-    return None
-
-
-def _plan(context, conf, servicegroup, server, host):
-    """The plan to ``host``: the scheduler's choice when None."""
-    if host is None:
-        return host_selection.evacuation_plan(context, conf, servicegroup,
-                                              server)
-    return host_selection.reserved_host_plan(context, servicegroup, server,
-                                             host)
-
-
-def _enable(context, conf, host):
-    service = service_obj.Service.get_by_host_and_binary(
-        context, host, service_obj.COMPUTE_BINARY)
-    if service.disabled:
-        service_obj.Service.update_compute(
-            context, {'disabled': False, 'disabled_reason': None},
-            host=host, conf=conf)
-
-
-REFUSALS = (exception.Conflict, exception.Invalid, exception.NotFound)
+def reserved_usable(service):
+    """Whether a reserved host can take servers: up and not forced down."""
+    return service is not None and service.up and not service.forced_down

@@ -9,6 +9,8 @@ Only objects import db: an operation there owns its transaction.
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 from oslotest import base
 
@@ -28,7 +30,9 @@ MAY_IMPORT = {
     'wsgi': {'api'} | _DOMAIN,
     'api': {'policy', 'policies', 'scheduler'} | _DOMAIN,
     'compute': _DOMAIN,
-    'monitor': {'scheduler'} | _DOMAIN,
+    # An external system: it speaks the compute API (and reads the
+    # hosts' pulses with the servicegroup's reader, MONITOR_READS).
+    'monitor': {'servicegroup'} | _FOUNDATION,
     'scheduler': {'objects', 'servicegroup'} | _FOUNDATION,
     'servicegroup': {'objects'} | _FOUNDATION,
     'objects': {'notifications', 'rpc', 'db'} | _FOUNDATION,
@@ -60,6 +64,11 @@ DATABASE_ITSELF = {
     'nova_forcedown.db.schema': {'cmd', 'wsgi'},
     'nova_forcedown.db.purge': {'cmd.manage'},
 }
+
+
+# What the monitor may use of the servicegroup: the reader of the pulses
+# in the coordination backend, which reaches no database.
+MONITOR_READS = {'nova_forcedown.servicegroup.membership'}
 
 
 def _part(module):
@@ -122,3 +131,26 @@ class TestLayers(base.BaseTestCase):
                         imported not in API_FOR_ASSEMBLY):
                     wrong.append('%s imports %s' % (module, imported))
         self.assertEqual([], wrong)
+
+    def test_the_monitor_reaches_the_cloud_through_its_api_only(self):
+        """No objects, no db, no servicegroup but the pulses' reader.
+
+        Also what it imports in turn: importing the monitor's command
+        loads no module of objects or db.
+        """
+        wrong = []
+        for module, path in _modules():
+            if _part(module) != 'monitor':
+                continue
+            for imported in _imports(path):
+                if (_part(imported) == 'servicegroup' and
+                        imported not in MONITOR_READS):
+                    wrong.append('%s imports %s' % (module, imported))
+        self.assertEqual([], wrong)
+        loaded = subprocess.run(
+            [sys.executable, '-c', 'import sys; '
+             'import nova_forcedown.cmd.monitor; '
+             'print(sorted(m for m in sys.modules if m.startswith(('
+             '"nova_forcedown.db", "nova_forcedown.objects"))))'],
+            capture_output=True, text=True, check=True)
+        self.assertEqual('[]', loaded.stdout.strip(), loaded.stderr)

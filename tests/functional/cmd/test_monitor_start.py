@@ -1,81 +1,94 @@
-"""The monitor started before its database is ready waits for it.
+"""The monitor at start: a compute API away is waited for, a refusal said.
 
-As the agent does (test_compute_agent): a database away, or with its
-schema behind the code, is said once and waited for, paced by
-``[database] max_retries`` and ``retry_interval``; when the tries run out
-the monitor stops with one line that says what to do.
+The monitor is a client of a compute API. Started before it answers (at
+boot, beside an API still starting), it says so once and waits; a
+refusal that waiting would not change (credentials, a role, no
+``[compute_api]`` at all) stops it with one line that names what to fix.
 """
 
 import signal
-import sqlite3
 
 from oslotest import base
 
 from tests.fixtures import commands
+from tests.fixtures import processes
 
 STARTED = 'looks every'
 
 
-class TestMonitorWaitsForTheDatabase(base.BaseTestCase):
+class MonitorStartTestCase(base.BaseTestCase):
 
-    def _database(self, max_retries, migrate=True, options=''):
-        database = self.useFixture(commands.DatabaseFile(
-            migrate=migrate, options=options))
-        with open(database.config_file, 'a') as config:
-            config.write('max_retries = %d\nretry_interval = 1\n' %
-                         max_retries)
+    def _config(self, token='admin:admin', compute_api=True):
+        """A database file's config, a [compute_api] on a free port."""
+        database = self.useFixture(commands.DatabaseFile())
+        self.port = processes.free_port()
+        if compute_api:
+            with open(database.config_file, 'a') as config:
+                config.write(
+                    '[api]\nauth_strategy = noauth2\n'
+                    '[wsgi]\nworkers = 1\nthreads = 2\n'
+                    '[compute_api]\nauth_type = admin_token\n'
+                    'token = %s\nendpoint = http://127.0.0.1:%d/v2.1\n'
+                    % (token, self.port))
         return database
 
-    def test_waits_for_the_schema_then_watches(self):
-        database = self._database(max_retries=30, migrate=False)
+    def _start_api(self, database):
+        api = self.useFixture(processes.Process([
+            processes.script('nova-forcedown-api'), '--config-file',
+            database.config_file, '--port', str(self.port)]))
+        processes.wait_for_http('http://127.0.0.1:%d/' % self.port,
+                                process=api.process)
+        return api
+
+
+class TestMonitorWaitsForTheComputeAPI(MonitorStartTestCase):
+
+    def test_waits_for_the_api_then_watches(self):
+        database = self._config()
         monitor = self.useFixture(commands.MonitorProcess(database))
-        self.assertTrue(monitor.wait_for_log('Cannot start yet'),
-                        monitor.log())
-        self.assertIn('run nova-forcedown-manage db sync', monitor.log())
+        self.assertTrue(monitor.wait_for_log(
+            'Cannot start yet, the compute API does not answer'),
+            monitor.log())
         self.assertNotIn(STARTED, monitor.log())
 
-        self.assertEqual(0, commands.manage(database, 'db', 'sync').returncode)
+        self._start_api(database)
 
         self.assertTrue(monitor.wait_for_log(STARTED), monitor.log())
         log = monitor.log()
-        self.assertIn('The database schema is current', log)
+        self.assertIn('The compute API answers, after', log)
+        self.assertIn('acts through the compute API at '
+                      'http://127.0.0.1:%d/v2.1' % self.port, log)
         self.assertEqual(1, log.count('Cannot start yet'), log)
         self.assertNotIn('Traceback', log)
 
-    def test_waits_for_a_locked_database_then_watches(self):
-        database = self._database(max_retries=30, options='timeout=0.1')
-        lock = sqlite3.connect(database.path, isolation_level=None)
-        self.addCleanup(lock.close)
-        lock.execute('BEGIN EXCLUSIVE')
-        monitor = self.useFixture(commands.MonitorProcess(database))
-        self.assertTrue(monitor.wait_for_log('Cannot start, the database is '
-                                             'unavailable'), monitor.log())
-        self.assertNotIn(STARTED, monitor.log())
-
-        lock.execute('ROLLBACK')
-
-        self.assertTrue(monitor.wait_for_log(STARTED), monitor.log())
-        self.assertIn('Recovered', monitor.log())
-        self.assertNotIn('Traceback', monitor.log())
-
-    def test_unmigrated_database_gives_up_in_one_line(self):
-        database = self._database(max_retries=2, migrate=False)
-        monitor = self.useFixture(commands.MonitorProcess(database))
-
-        self.assertEqual(1, monitor.process.wait(30))
-        log = monitor.log()
-        self.assertNotIn('Traceback', log)
-        waited, error = log.strip().splitlines()
-        self.assertIn('up to 2 times', waited)
-        self.assertIn('nova-forcedown-monitor: ', error)
-        self.assertIn('run nova-forcedown-manage db sync', error)
-
     def test_sigterm_while_waiting_exits_cleanly(self):
-        database = self._database(max_retries=-1, migrate=False)
-        monitor = self.useFixture(commands.MonitorProcess(database))
-        self.assertTrue(monitor.wait_for_log('until it answers'),
+        monitor = self.useFixture(commands.MonitorProcess(self._config()))
+        self.assertTrue(monitor.wait_for_log('Cannot start yet'),
                         monitor.log())
 
         monitor.process.send_signal(signal.SIGTERM)
         self.assertEqual(0, monitor.process.wait(5))
         self.assertNotIn('Traceback', monitor.log())
+
+
+class TestMonitorRefused(MonitorStartTestCase):
+
+    def test_a_user_without_the_admin_role_stops_it_in_one_line(self):
+        database = self._config(token='demo:demo')
+        self._start_api(database)
+        monitor = self.useFixture(commands.MonitorProcess(database))
+
+        self.assertEqual(1, monitor.process.wait(30))
+        log = monitor.log().strip()
+        self.assertNotIn('Traceback', log)
+        self.assertEqual(1, len(log.splitlines()), log)
+        self.assertIn('nova-forcedown-monitor: GET /os-services: 403', log)
+
+    def test_no_compute_api_configured_stops_it_at_once(self):
+        monitor = self.useFixture(commands.MonitorProcess(
+            self._config(compute_api=False)))
+
+        self.assertEqual(2, monitor.process.wait(30))
+        log = monitor.log().strip()
+        self.assertEqual(1, len(log.splitlines()), log)
+        self.assertIn('[compute_api]', log)

@@ -53,7 +53,7 @@ class TestHelp(StartUpErrorTestCase):
                             ('nova-forcedown-compute', 'heartbeat'),
                             ('nova-forcedown-manage', 'Administer'),
                             ('nova-forcedown-status', 'ready'),
-                            ('nova-forcedown-monitor', 'fence a failed'),
+                            ('nova-forcedown-monitor', 'compute API'),
                             ('nova-forcedown-pulse', 'pulse')):
             result = self.run_script(name, '--help')
             self.assertEqual(0, result.returncode, result.stderr)
@@ -222,7 +222,6 @@ class TestSchemaOfANewerRelease(StartUpErrorTestCase):
         config = self.database.config_file
         for argv in (('nova-forcedown-api', '--port', '0'),
                      ('nova-forcedown-compute', '--driver', 'fake'),
-                     ('nova-forcedown-monitor',),
                      ('nova-forcedown-manage', 'db', 'sync'),
                      ('nova-forcedown-manage', 'service', 'list')):
             result = self.run_script(argv[0], '--config-file', config,

@@ -29,7 +29,8 @@ INSTALL_CONFIG = '/etc/nova_forcedown/nova_forcedown.conf'
 # "listening on" line comes before that, and a SIGTERM then kills it).
 SERVICES = {'nova-forcedown-api.service': 'Booting worker',
             'nova-forcedown-compute.service': 'Heartbeating',
-            'nova-forcedown-monitor.service': 'looks every',
+            # The monitor, its compute API not started, waits for it.
+            'nova-forcedown-monitor.service': 'Cannot start yet',
             'nova-forcedown-pulse.service': 'Pulsing'}
 # systemd's default when a unit sets no TimeoutStopSec.
 DEFAULT_STOP_SECONDS = 90
@@ -76,8 +77,12 @@ class TestSystemdUnits(testtools.TestCase):
         with open(database.config_file, 'a') as config:
             config.write('[api]\nauth_strategy = noauth2\n'
                          '[wsgi]\nport = %d\n'
-                         '[coordination]\nbackend_url = file://%s\n' % (
-                             processes.free_port(), self.directory))
+                         '[coordination]\nbackend_url = file://%s\n'
+                         '[compute_api]\nauth_type = admin_token\n'
+                         'token = admin:admin\n'
+                         'endpoint = http://127.0.0.1:%d/v2.1\n' % (
+                             processes.free_port(), self.directory,
+                             processes.free_port()))
         for name, started in SERVICES.items():
             _, unit = read_unit(name)
             argv = [arg.replace(INSTALL_BIN, processes.BIN_DIR + os.sep)

@@ -25,7 +25,12 @@ from tests.fixtures import processes
 from tests.fixtures import rabbitmq
 from tests.fixtures import redis_servers
 
-MONITOR_USER = 'nova-forcedown-monitor'
+# Who the monitor is to the API here: noauth2's administrator.
+MONITOR_USER = 'admin'
+# How the monitor's disabled_reason of a host it fenced starts.
+FENCED = 'nova-forcedown-monitor: fenced'
+# The history's event of the monitor's one write after a fence.
+FENCED_DOWN = 'disable,force-down'
 
 
 @testtools.skipIf(shutil.which('ipmitool') is None,
@@ -79,7 +84,7 @@ class MonitorTestCase(testtools.TestCase):
         self.assertTrue(processes.wait_until(
             lambda: not self.cloud.guests()[host], timeout=60))
         self.assertRecovered(host)
-        self.assertIn('| fence ', self.cloud.history(host))
+        self.assertIn(FENCED, self.cloud.history(host))
 
     def assertRecovered(self, host):
         """Every server of the cloud runs once, none of them on ``host``."""
@@ -192,7 +197,7 @@ class TestHostFailure(MonitorTestCase):
         # The operator's view: the history names the monitor for each
         # step, and the BMC still says off.
         history = self.cloud.history('rack-a-2')
-        for event in ('fence', 'force-down', 'mark-servers-shutdown',
+        for event in (FENCED, 'force-down', 'mark-servers-shutdown',
                       'evacuate'):
             self.assertIn(event, history)
         self.assertIn(MONITOR_USER, history)
@@ -201,8 +206,11 @@ class TestHostFailure(MonitorTestCase):
         self.assertIn('Chassis Power is off', status.stdout)
         self.assertLess(forced_down_after, 30, monitor.output())
         self.assertIn('Host rack-a-2 is fenced (found powered off) and '
-                      'forced down, its servers marked shut down; 2 '
-                      'server(s) to evacuate.', monitor.output())
+                      'forced down, disabled, its 2 server(s) marked shut '
+                      'down; 2 server(s) to evacuate.', monitor.output())
+        row = self.cloud.services()['rack-a-2']
+        self.assertEqual(('disabled', 'True'),
+                         (row['Status'], row['Forced Down']))
         self.assertNotIn('Traceback', monitor.output())
 
     def test_an_agent_dead_alone_is_not_fenced(self):
@@ -291,9 +299,9 @@ class TestTaggedOnly(MonitorTestCase):
         self.assertEqual(1, len(copies[tagged]), copies)
         self.assertNotIn(untagged, copies)
         self.assertIn('Host rack-a-2 is fenced (found powered off) and '
-                      'forced down, its servers marked shut down; 1 '
-                      'server(s) to evacuate (tagged ones only: [monitor] '
-                      'evacuate = tagged).', monitor.output())
+                      'forced down, disabled, its 2 server(s) marked shut '
+                      'down; 1 server(s) to evacuate (tagged ones only: '
+                      '[monitor] evacuate = tagged).', monitor.output())
         history = self.cloud.history('rack-a-2')
         self.assertIn('server %s host' % tagged, history)
         self.assertNotIn('server %s host' % untagged, history)
@@ -335,6 +343,7 @@ class TestComingBack(MonitorTestCase):
         processes.wait_until(lambda: self.cloud.manage(
             'service', 'force-down', 'rack-a-2', '--unset').returncode == 0,
             timeout=60)
+        self.cloud.manage('service', 'enable', 'rack-a-2')
         processes.wait_until(
             lambda: self.cloud.states().get('rack-a-2') == 'up', timeout=30)
         self.assertIn('unfence', self.cloud.history('rack-a-2'))
@@ -351,9 +360,9 @@ class TestRestore(MonitorTestCase):
         processes.wait_until(
             lambda: self.cloud.states().get('rack-a-3') == 'up', timeout=60)
         self.assertEqual([], self.cloud.forced_down())
-        history = self.cloud.history('rack-a-3')
-        for event in ('unfence', 'clear-force-down'):
-            self.assertIn(event, history)
+        self.assertEqual('enabled',
+                         self.cloud.services()['rack-a-3']['Status'])
+        self.assertIn('clear-force-down', self.cloud.history('rack-a-3'))
         status = self.cloud.ipmitool('rack-a-3', 'chassis', 'power',
                                      'status')
         self.assertIn('Chassis Power is on', status.stdout)
@@ -361,9 +370,56 @@ class TestRestore(MonitorTestCase):
         # Back, it is watched again: a second failure is recovered too.
         self.power_off('rack-a-3')
         processes.wait_until(
-            lambda: self.cloud.history('rack-a-3').count('| fence ') == 2,
+            lambda: self.cloud.history('rack-a-3').count(FENCED_DOWN) == 2,
             timeout=60)
         self.assertRecovered('rack-a-3')
+
+
+class TestRestoreIntoAFault(MonitorTestCase):
+    """restore = true never switches on a host with a critical fault."""
+
+    racks = {'rack-a': 2, 'rack-b': 1}
+    monitor_options = 'restore = true'
+
+    def test_a_host_fenced_for_a_power_fault_stays_off(self):
+        monitor = self.hang_with_a_fault('rack-b-1', 'main-power')
+        self.assertEqual(['rack-b-1'],
+                         self.cloud.wait_forced_down(['rack-b-1']))
+        # Its agent, started again, finds the host off: it runs nothing.
+        self.cloud.restart_agent(self.cloud.rack_of('rack-b-1'))
+        self.assertTrue(processes.wait_until(
+            lambda: not self.cloud.guests()['rack-b-1'], timeout=60))
+        self.assertRecovered('rack-b-1')
+        output = monitored_hosts.wait_for_log(
+            monitor, 'it is not switched back on: its BMC reports a '
+                     'critical fault (Main Power Fault)')
+        self.assertIn('it is not switched back on', output)
+        time.sleep(2)
+        self.assertIn('Chassis Power is off', self.cloud.ipmitool(
+            'rack-b-1', 'chassis', 'power', 'status').stdout)
+        self.assertEqual(['rack-b-1'], self.cloud.forced_down())
+
+
+class TestPurgeDuringRecovery(MonitorTestCase):
+    """db purge --all while servers wait their turn to be evacuated.
+
+    The monitor's record of what it recovers is the host's service (forced
+    down and disabled, its reason saying the monitor fenced it), which no
+    purge removes: every server is evacuated.
+    """
+
+    racks = {'rack-a': (3, 3)}
+    monitor_options = 'max_in_flight = 1'
+
+    def test_every_server_is_still_evacuated(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.power_off('rack-a-1')
+        self.assertEqual(['rack-a-1'],
+                         self.cloud.wait_forced_down(['rack-a-1']))
+        result = self.cloud.manage('db', 'purge', '--all')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertRecovered('rack-a-1')
 
 
 class TestFailedFence(MonitorTestCase):
@@ -447,7 +503,7 @@ class TestRedfish(MonitorTestCase):
 
     def test_a_host_is_fenced_over_redfish(self):
         self.recover('rack-a-2')
-        self.assertIn('| fence ', self.cloud.history('rack-a-2'))
+        self.assertIn(FENCED, self.cloud.history('rack-a-2'))
 
     def test_a_host_down_and_critical_is_fenced(self):
         monitor = self.hang_with_a_fault('rack-b-1', 'power-control')
@@ -512,8 +568,8 @@ class TestNotifications(MonitorTestCase):
             found = [data for name, data in events if name == event]
             self.assertEqual(servers, len(found), event)
             for data in found:
-                self.assertIn('"action_initiator_user":'
-                              '"nova-forcedown-monitor"', data)
+                self.assertIn('"action_initiator_user":"%s"'
+                              % MONITOR_USER, data)
         for data in (data for name, data in events
                      if name == 'instance.evacuate'):
             self.assertIn('"task_state":"rebuilding"', data)
@@ -545,9 +601,8 @@ class TestMonitorFailover(MonitorTestCase):
         monitored_hosts.wait_for_log(second, 'Leading')
         self.assertRecovered('rack-a-1')
         history = self.cloud.history('rack-a-1')
-        # One fence and one force-down, by whichever monitor led.
-        self.assertEqual(1, history.count('| fence '))
-        self.assertEqual(1, history.count('| force-down '))
+        # One fence and force-down, by whichever monitor led.
+        self.assertEqual(1, history.count(FENCED_DOWN), history)
 
 
 class ToozTestCase(MonitorTestCase):
@@ -558,6 +613,7 @@ class ToozTestCase(MonitorTestCase):
     def more_config(self):
         self.redis = self.useFixture(redis_servers.RedisServer())
         return ('[DEFAULT]\nservicegroup_driver = tooz\n'
+                '[monitor]\npulse = true\n'
                 '[coordination]\nbackend_url = %s\n'
                 'database_report_interval = 2\n'
                 % redis_servers.backend_url(self.redis.port, 'monitor'))
@@ -586,9 +642,10 @@ class TestToozLiveness(ToozTestCase):
 
 
 class TestBlindMonitor(ToozTestCase):
-    """Redis away: hosts may look down for want of news.
+    """Redis away: the hosts' pulses cannot be read.
 
-    The monitor, its lock kept in a file, must fence nothing meanwhile.
+    The monitor, its lock kept in a file, must fence nothing meanwhile,
+    whatever the compute API says.
     """
 
     monitor_options = 'coordination_url = file://$state_path/locks'
@@ -599,7 +656,7 @@ class TestBlindMonitor(ToozTestCase):
         self.redis.stop()
         self.power_off('rack-a-2')
         output = monitored_hosts.wait_for_log(
-            monitor, 'the coordination backend cannot be read')
+            monitor, 'pulses cannot be read')
         self.assertIn('Fencing nothing', output)
         time.sleep(6)
         self.assertEqual([], self.cloud.forced_down())
