@@ -422,6 +422,41 @@ class TestPurgeDuringRecovery(MonitorTestCase):
         self.assertRecovered('rack-a-1')
 
 
+class TestHungBmc(MonitorTestCase):
+    """A host whose BMC hangs beside a host that fails: each its own time.
+
+    rack-b's BMCs stop answering (their process stopped) while rack-b-1's
+    agent dies; then rack-a-2 loses its power. Each BMC call is bounded
+    by fence_timeout (20 s here) and hosts are judged concurrently, so
+    rack-a-2 is recovered in its own few seconds, not after rack-b-1's
+    reads time out.
+    """
+
+    monitor_options = 'fence_timeout = 20'
+
+    def test_the_failed_host_is_recovered_without_waiting(self):
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Fence drivers checked')
+        rack = self.cloud.rack_of('rack-b-1')
+        rack.bmcs.process.send_signal(signal.SIGSTOP)
+        self.addCleanup(rack.bmcs.process.send_signal, signal.SIGCONT)
+        rack.agent.stop(signal.SIGKILL)
+        # rack-b-1 is down on the API, its judgement under way.
+        self.assertTrue(processes.wait_until(
+            lambda: self.cloud.states().get('rack-b-1') == 'down',
+            timeout=30))
+        started = time.monotonic()
+        self.cloud.cut_power('rack-a-2')
+        self.assertEqual(['rack-a-2'],
+                         self.cloud.wait_forced_down(['rack-a-2']))
+        self.assertLess(time.monotonic() - started, 15, monitor.output())
+        self.assertRecovered('rack-a-2')
+        output = monitored_hosts.wait_for_log(
+            monitor, 'Host rack-b-1 is down: its BMC cannot be read')
+        self.assertIn('no answer within 20 s', output)
+        self.assertEqual(['rack-a-2'], self.cloud.forced_down())
+
+
 class TestFailedFence(MonitorTestCase):
     """A host that hangs powered on, whose BMC will not switch it off."""
 
