@@ -54,7 +54,8 @@ def main(argv=None):
     try:
         conf = nf_conf.make_conf(argv, description=DESCRIPTION)
         api = _compute_api(conf)
-    except (cfg.Error, ks_exc.ClientException) as exc:
+    except (cfg.Error, ks_exc.ClientException,
+            compute_api.CloudUnusable) as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 2
     logging.set_defaults(default_log_levels=logging.get_default_log_levels() +
@@ -83,6 +84,10 @@ def _compute_api(conf):
     if not compute_api_conf.configured(conf):
         raise cfg.Error('[compute_api] says no compute API to act through: '
                         'set auth_type and its options, or cloud')
+    if (conf.monitor.recovery_method != monitor_conf.AUTO and
+            not conf.monitor.reserved_hosts):
+        raise cfg.Error('[monitor] recovery_method %s needs reserved_hosts'
+                        % conf.monitor.recovery_method)
     version = (compute_api.EVACUATE_STOPPED_VERSION
                if conf.monitor.evacuated_state ==
                monitor_conf.EVACUATED_STOPPED

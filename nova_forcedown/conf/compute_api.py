@@ -44,10 +44,15 @@ def configured(conf):
 
 
 def list_opts():
-    """The options for the generator, the password plugin's as example."""
-    return {GROUP: (COMPUTE_API_OPTS +
-                    ks_loading.get_session_conf_options() +
+    """The options for the generator, the password plugin's as example.
+
+    With the defaults :func:`register_opts` gives keystoneauth1's.
+    """
+    session = ks_loading.get_session_conf_options()
+    adapter = ks_loading.get_adapter_conf_options(include_deprecated=False)
+    cfg.set_defaults(session, timeout=DEFAULT_TIMEOUT)
+    cfg.set_defaults(adapter, service_type='compute')
+    return {GROUP: (COMPUTE_API_OPTS + session +
                     ks_loading.get_auth_common_conf_options() +
                     ks_loading.get_auth_plugin_conf_options('password') +
-                    ks_loading.get_adapter_conf_options(
-                        include_deprecated=False))}
+                    adapter)}

@@ -81,15 +81,24 @@ class ComputeAPI:
                 _parse(version.get('version') or '2.1'))
 
     def check_versions(self):
-        """Refuse an endpoint older than what the monitor speaks."""
+        """Refuse an endpoint older than what the monitor speaks.
+
+        An endpoint older than 2.94 evacuates at its newest microversion:
+        every one up to 2.94 brings an active server back active. A
+        stopped end (2.95) is refused where it is not served.
+        """
         lowest, highest = self.version_range()
-        needed = _parse(self._evacuate_version)
-        for wanted in (MIN_VERSION, needed):
-            if not lowest <= wanted <= highest:
+        wanted = _parse(self._evacuate_version)
+        if (wanted == _parse(EVACUATE_ACTIVE_VERSION) and
+                MIN_VERSION <= highest < wanted):
+            self._evacuate_version = _shown(highest)
+            wanted = highest
+        for needed in (MIN_VERSION, wanted):
+            if not lowest <= needed <= highest:
                 raise Refused(406, 'the compute API at %s serves '
                               'microversions %s to %s; the monitor needs '
                               '%s' % (self.endpoint, _shown(lowest),
-                                      _shown(highest), _shown(wanted)))
+                                      _shown(highest), _shown(needed)))
 
     # ------------------------------------------------------------ services
 
@@ -134,7 +143,16 @@ class ComputeAPI:
     # ------------------------------------------------------------- servers
 
     def servers_on(self, host):
-        """Every server whose host is ``host``, in every project."""
+        """Every server whose host is ``host``, in every project.
+
+        Each server's host is checked here too: a user whose role lacks
+        Nova's os_compute_api:servers:allow_all_filters has the ``host``
+        filter ignored, and gets servers of every host.
+        """
+        return [server for server in self._servers_filtered_by(host)
+                if server.host == host]
+
+    def _servers_filtered_by(self, host):
         servers = []
         params = {'all_tenants': '1', 'host': host, 'sort_key': 'created_at',
                   'sort_dir': 'asc'}
@@ -234,12 +252,25 @@ def from_conf(conf, evacuate_version):
     return ComputeAPI(adapter, evacuate_version)
 
 
+class CloudUnusable(Exception):
+    """[compute_api] cloud names a cloud that cannot be used."""
+
+
 def _cloud_adapter(conf):
     """An adapter to the compute service of a clouds.yaml cloud."""
     from keystoneauth1 import adapter as ks_adapter
-    from openstack import config as os_config
-
-    region = os_config.OpenStackConfig().get_one(cloud=conf.compute_api.cloud)
+    try:
+        from openstack import config as os_config
+        from openstack import exceptions as os_exc
+    except ImportError:
+        raise CloudUnusable('[compute_api] cloud needs openstacksdk, which '
+                            'reads clouds.yaml: pip install openstacksdk')
+    try:
+        region = os_config.OpenStackConfig().get_one(
+            cloud=conf.compute_api.cloud)
+    except os_exc.ConfigException as exc:
+        raise CloudUnusable('[compute_api] cloud %r: %s' % (
+            conf.compute_api.cloud, exc))
     return ks_adapter.Adapter(
         region.get_session(), service_type='compute',
         interface=region.get_interface('compute'),

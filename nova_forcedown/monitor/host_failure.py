@@ -14,7 +14,8 @@ fence and right before the force-down). The force-down carries the
 service's entity tag where the target serves one (``If-Match``), so the
 target itself refuses it if the service changed since it was read
 (412); against Nova, which has none, the service is read again right
-before the write, and the window left is that one round trip.
+before the write, and the window left is that read, the lease's renewal
+and the write's round trip.
 """
 
 import time
@@ -89,13 +90,14 @@ class HostFailure:
 
     def _fence_and_force_down(self, service, driver, settings):
         host = service.host
-        self._fresh(service)
         # The verdict again, on a BMC read of this moment: the host may
-        # have been switched on since the judgement.
+        # have been switched on since the judgement. Then the service
+        # read again and the lease renewed, last before the power-off.
         status = self._status(driver)
         fresh = self._judge(driver, settings, status)
         if not fresh.failed:
             raise Stale('it is no longer found failed (%s)' % fresh.why)
+        self._fresh(service)
         already_off = fencing.fence(
             driver, self._conf.monitor.fence_timeout,
             self._conf.monitor.fence_retries, power=status.power)
@@ -115,8 +117,12 @@ class HostFailure:
         return '%d server(s) to evacuate' % count
 
     def _force_down(self, service, driver, already_off):
-        """Force the fenced host down, if it is still what was fenced."""
-        current, entity_tag = self._fresh(service)
+        """Force the fenced host down, if it is still what was fenced.
+
+        Its BMC read, its service read, the lease renewed, in that order:
+        what may take long (a BMC) comes first, and the write follows the
+        renewal at once.
+        """
         try:
             power = driver.power_state()
         except drivers.FenceError as exc:
@@ -125,6 +131,7 @@ class HostFailure:
         if power != drivers.OFF:
             raise Stale('its BMC says it was switched on again since it was '
                         'fenced: not forced down')
+        current, entity_tag = self._fresh(service)
         try:
             self._api.update_service(current.id, {
                 'forced_down': True, 'status': 'disabled',
@@ -151,11 +158,10 @@ class HostFailure:
     def _fresh(self, service):
         """(the service read now, its entity tag), if still to act on.
 
-        Raises Stale when this monitor no longer leads or the host is no
-        longer a suspect; a 412 from the target is Stale too.
+        Raises Stale when the host is no longer a suspect or this monitor
+        no longer leads: the lease is renewed last, right before the
+        write that follows.
         """
-        if not self._leadership.still_leads():
-            raise Stale('this monitor no longer leads')
         current, entity_tag = self._api.service(service)
         if current is None:
             raise Stale('its service is gone')
@@ -163,6 +169,8 @@ class HostFailure:
             raise Stale('it was forced down or disabled meanwhile')
         if not self._is_suspect(current):
             raise Stale('it is up again')
+        if not self._leadership.still_leads():
+            raise Stale('this monitor no longer leads')
         return current, entity_tag
 
     def _judge(self, driver, settings, status=None):

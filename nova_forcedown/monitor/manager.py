@@ -23,6 +23,7 @@ import threading
 import time
 
 from futurist import ThreadPoolExecutor
+from futurist import waiters
 from oslo_log import log as logging
 from stevedore import exception as stevedore_exc
 
@@ -144,7 +145,15 @@ class Monitor(periodic.Ticker):
                 monitor_conf.DEFAULT_MAX_FAILED_FRACTION)
 
     def stop(self, timeout=None):
+        """Stop looking; wait ``timeout`` for the jobs under way.
+
+        A fence or a write under way is let finish, within the bound.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
         super().stop(timeout)
+        jobs = [job for job in list(self._busy.values()) if job is not None]
+        waiters.wait_for_all(jobs, None if deadline is None else
+                             max(0.0, deadline - time.monotonic()))
         self._pool.shutdown(wait=False)
 
     def tick(self):
@@ -249,10 +258,15 @@ class Monitor(periodic.Ticker):
         budget = self._conf.monitor.max_in_flight - sum(
             recovery.under_way(found) for found in migrations.values())
         for service in hosts:
-            if service.host not in self._busy:
+            if service.host in self._busy:
+                continue
+            try:
                 budget -= self._recover_host(service,
                                              migrations[service.host],
                                              budget)
+            except compute_api.Refused as exc:
+                self._tell_recovery(service.host, 'its servers cannot be '
+                                    'read: %s' % exc, logging.ERROR)
 
     def _recover_host(self, service, migrations, budget):
         """Start what ``service``'s host needs; the evacuations started."""
@@ -293,7 +307,11 @@ class Monitor(periodic.Ticker):
         return True
 
     def _evacuate(self, service, batch, migrations):
-        """Evacuate ``batch``, if the host is still fenced and this leads."""
+        """Evacuate ``batch``, if the host is still fenced and this leads.
+
+        The batch on a fresh verdict (:meth:`_why_not_evacuate`), and each
+        evacuation right after the lease is renewed.
+        """
         host = service.host
         why = self._why_not_evacuate(service)
         if why is not None:
@@ -301,20 +319,18 @@ class Monitor(periodic.Ticker):
             return
         self._tell_recovery(host, None)
         for server in batch:
+            if not self._leadership.still_leads():
+                self._tell_recovery(host, 'its servers are not evacuated: '
+                                    'this monitor no longer leads')
+                return
             self._evacuate_one(host, server, migrations)
 
     def _why_not_evacuate(self, service):
         """Why the host's servers may not be evacuated now, or None.
 
-        The monitor must lead now, the host be still forced down, and its
-        BMC say now that it is off.
+        Its BMC must say now that it is off, and the host be still the
+        monitor's to recover; read in that order, the slower first.
         """
-        if not self._leadership.still_leads():
-            return ('its servers are not evacuated: this monitor no longer '
-                    'leads')
-        current, _ = self._api.service(service)
-        if current is None or not recovery.recovering([current]):
-            return 'its servers are not evacuated: it was taken back meanwhile'
         try:
             power = self._driver(service.host).power_state()
         except (drivers.FenceError, stevedore_exc.NoMatches) as exc:
@@ -323,12 +339,18 @@ class Monitor(periodic.Ticker):
         if power != drivers.OFF:
             return ('its servers are not evacuated: its BMC says it is '
                     'powered on again')
+        current, _ = self._api.service(service)
+        if current is None or not recovery.recovering([current]):
+            return 'its servers are not evacuated: it was taken back meanwhile'
         return None
 
     def _evacuate_one(self, host, server, migrations):
-        tries = recovery.destinations(self._conf)
-        destination = tries[recovery.failures(migrations, server.id) %
-                            len(tries)]
+        destination = self._destination(server, migrations)
+        if destination is False:
+            self._say_server(server.id, 'Server %s of host %s waits: no '
+                             'reserved host of [monitor] reserved_hosts is '
+                             'up and not forced down.', server.id, host)
+            return
         try:
             if destination is not None:
                 self._enable_reserved(destination)
@@ -340,14 +362,32 @@ class Monitor(periodic.Ticker):
         LOG.info('Evacuating server %s of host %s (to %s).', server.id, host,
                  destination or 'the host the scheduler chooses')
 
+    def _destination(self, server, migrations):
+        """Where to evacuate ``server``: None for the scheduler's choice.
+
+        Each try after a failed one takes the next destination of
+        [monitor] recovery_method; a reserved host down or forced down is
+        passed over. False when no destination can be tried.
+        """
+        tries = recovery.destinations(self._conf)
+        first = recovery.failures(migrations, server.id)
+        for step in range(len(tries)):
+            destination = tries[(first + step) % len(tries)]
+            if destination is None or recovery.reserved_usable(
+                    self._service_of(destination)):
+                return destination
+        return False
+
+    def _service_of(self, host):
+        found = self._api.compute_services(host=host)
+        return found[0] if found else None
+
     def _enable_reserved(self, host):
         """Enable the reserved ``host`` before a server goes to it."""
-        found = self._api.compute_services(host=host)
-        if not found or not found[0].disabled:
+        service = self._service_of(host)
+        if service is None or not service.disabled:
             return
-        if not self._leadership.still_leads():
-            raise compute_api.Refused(0, 'this monitor no longer leads')
-        self._api.update_service(found[0].id, {'status': 'enabled'})
+        self._api.update_service(service.id, {'status': 'enabled'})
         LOG.warning('Reserved host %s enabled for the servers of a failed '
                     'host.', host)
 
@@ -426,11 +466,20 @@ class Monitor(periodic.Ticker):
                     'on ([monitor] restore).', host)
 
     def _back(self, service):
-        """Whether the host's compute service runs again since switched on."""
+        """Whether the host's compute service runs again since switched on.
+
+        Its service's updated_at moved since the monitor saw the host off
+        (or, for a host found on, since it first saw it so: a new leader
+        waits for the next heartbeat); with the pulses read, its pulse is
+        back too.
+        """
+        seen = self._off_since.setdefault(service.host, service.updated_at)
+        if service.updated_at == seen:
+            return False
         if self._pulse is not None:
             members = self._pulse.members() or ()
             return membership.host_member_id(service.host) in members
-        return service.updated_at != self._off_since.get(service.host)
+        return True
 
     def _force_up(self, service):
         if not self._leadership.still_leads():

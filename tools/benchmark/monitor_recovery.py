@@ -7,7 +7,9 @@ Each run builds a cloud of its own (tests/fixtures/monitored_hosts.py): one
 host with ``--servers`` servers and ``--spares`` empty hosts, each with a
 simulated BMC speaking IPMI, their agents and one monitor, on a fresh
 database (SQLite, or one made on the server ``--db-url`` names) with the
-``db`` or ``tooz`` servicegroup driver (Redis on 127.0.0.1:6379). The host
+``db`` or ``tooz`` servicegroup driver (Redis on 127.0.0.1:6379; the
+monitor then reads the agents' memberships as the hosts' pulses). The
+monitor acts through the cloud's API, as it would on any Nova. The host
 is switched off through its BMC with ipmitool; the database is then read
 every 20 ms for two moments after the power-off: the host forced down,
 and every one of its servers active (rebuilt) on another host. Prints the
@@ -68,7 +70,10 @@ def _arguments(argv):
 def _config(args):
     liveness = '[DEFAULT]\nservice_down_time = %d\n' % args.down_time
     if args.driver == 'tooz':
-        liveness += ('servicegroup_driver = tooz\n[coordination]\n'
+        # The agents' memberships are the hosts' pulses, which the
+        # monitor reads too.
+        liveness += ('servicegroup_driver = tooz\n[monitor]\npulse = true\n'
+                     '[coordination]\n'
                      'backend_url = redis://127.0.0.1:6379?namespace=bench-%s'
                      '\ndatabase_report_interval = 2\n' % uuid.uuid4().hex)
     return liveness

@@ -6,6 +6,7 @@ refusal that waiting would not change (credentials, a role, no
 ``[compute_api]`` at all) stops it with one line that names what to fix.
 """
 
+import os
 import signal
 
 from oslotest import base
@@ -92,3 +93,28 @@ class TestMonitorRefused(MonitorStartTestCase):
         log = monitor.log().strip()
         self.assertEqual(1, len(log.splitlines()), log)
         self.assertIn('[compute_api]', log)
+
+    def test_a_cloud_that_clouds_yaml_lacks_stops_it_at_once(self):
+        database = self._config(compute_api=False)
+        with open(database.config_file, 'a') as config:
+            config.write('[compute_api]\ncloud = no-such-cloud\n')
+        monitor = self.useFixture(commands.MonitorProcess(
+            database, env={'OS_CLIENT_CONFIG_FILE': os.path.join(
+                database.state_path, 'clouds.yaml')}))
+
+        self.assertEqual(2, monitor.process.wait(30))
+        log = monitor.log().strip()
+        self.assertEqual(1, len(log.splitlines()), log)
+        self.assertIn("[compute_api] cloud 'no-such-cloud'", log)
+
+    def test_reserved_hosts_are_needed_by_their_recovery_method(self):
+        database = self._config()
+        with open(database.config_file, 'a') as config:
+            config.write('[monitor]\nrecovery_method = reserved_host\n')
+        monitor = self.useFixture(commands.MonitorProcess(database))
+
+        self.assertEqual(2, monitor.process.wait(30))
+        log = monitor.log().strip()
+        self.assertEqual(1, len(log.splitlines()), log)
+        self.assertIn('[monitor] recovery_method reserved_host needs '
+                      'reserved_hosts', log)
