@@ -2,7 +2,11 @@
 
 tests/functional holds five packages (api, db, cmd, e2e, faults), helpers
 live in tests/fixtures only, and no test imports tools/: a tool is tested
-by running it as a program, as its users do.
+by running it as a program, as its users do. Beside unit, functional and
+fixtures, the top level holds realnova: the end-to-end tests against a
+real OpenStack Nova cloud, which its own tox environment runs (a cloud
+per class takes 1.5 GB and a minute to start), outside functional's test
+path so that functional's three workers never start one.
 """
 
 import ast
@@ -12,6 +16,7 @@ from oslotest import base
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent
 FUNCTIONAL_PACKAGES = {'api', 'db', 'cmd', 'e2e', 'faults'}
+TOP_LEVEL_PACKAGES = {'unit', 'functional', 'fixtures', 'realnova'}
 
 
 def _modules():
@@ -34,6 +39,13 @@ class TestTestsLayout(base.BaseTestCase):
                      if any(name == 'tools' or name.startswith('tools.')
                             for name in _imported_names(path))]
         self.assertEqual([], importers)
+
+    def test_top_level_holds_only_its_packages(self):
+        entries = {entry.name for entry in TESTS.iterdir()
+                   if entry.name != '__pycache__'}
+        self.assertEqual(TOP_LEVEL_PACKAGES | {'__init__.py'}, entries)
+        for name in TOP_LEVEL_PACKAGES:
+            self.assertTrue((TESTS / name / '__init__.py').is_file(), name)
 
     def test_functional_holds_only_the_five_packages(self):
         functional = TESTS / 'functional'
