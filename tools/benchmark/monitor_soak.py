@@ -4,7 +4,8 @@
 
 A cloud of five simulated hosts with BMCs (tests/fixtures/monitored_hosts.py)
 on PostgreSQL behind a TCP proxy, liveness in a Redis of its own (the tooz
-driver), one monitor and one API. Until the time is up, one disruption
+driver, whose memberships the monitor reads as the hosts' pulses), one
+monitor and the API it acts through. Until the time is up, one disruption
 after another, each lasting 3 to 8 s, then 5 to 15 s of calm: an agent
 killed and started again, Redis stopped and started (empty), the database
 cut at the proxy and restored, the monitor or the API killed and started
@@ -29,6 +30,8 @@ from tests.fixtures import server_database
 from tests.fixtures import tcp_proxy
 
 RACKS = {'rack-a': 3, 'rack-b': 2}
+# How the reason of the monitor's force-down starts, in a host's history.
+FENCED = 'nova-forcedown-monitor: fenced'
 
 
 def _arguments(argv):
@@ -54,31 +57,20 @@ class Soak:
         self.cloud = monitored_hosts.MonitoredHosts(
             RACKS, more_config=(
                 '[DEFAULT]\nservicegroup_driver = tooz\n'
+                '[monitor]\npulse = true\n'
                 '[coordination]\nbackend_url = %s\n'
                 'database_report_interval = 2\n'
                 % redis_servers.backend_url(self.redis.port, 'soak')),
             database_url=self.database.url_via(self.proxy.port))
         self.cloud.setUp()
         self.monitors = [self.cloud.start_monitor()]
-        self.api_port = processes.free_port()
-        self.api = self._start_api()
 
     def close(self):
-        for fixture in (self.api, self.cloud, self.redis, self.proxy,
-                        self.database):
+        for fixture in (self.cloud, self.redis, self.proxy, self.database):
             fixture.cleanUp()
 
-    def _start_api(self):
-        api = processes.Process([
-            processes.script('nova-forcedown-api'), '--dev', '--port',
-            str(self.api_port), '--config-file', self.cloud.config])
-        api.setUp()
-        processes.wait_for_http(self._url('/'), timeout=60,
-                                process=api.process)
-        return api
-
     def _url(self, path):
-        return 'http://127.0.0.1:%d%s' % (self.api_port, path)
+        return 'http://127.0.0.1:%d%s' % (self.cloud.api_port, path)
 
     def agent_restart(self):
         rack = self.random.choice(self.cloud.racks)
@@ -102,10 +94,9 @@ class Soak:
         self.monitors.append(self.cloud.start_monitor())
 
     def api_restart(self):
-        self.api.stop(signal.SIGKILL)
-        self.api.cleanUp()
+        self.cloud.api.stop(signal.SIGKILL)
         self._pause()
-        self.api = self._start_api()
+        self.cloud.restart_api()
 
     def _pause(self):
         time.sleep(self.random.uniform(3, 8))
@@ -123,7 +114,7 @@ class Soak:
     def verdict(self):
         """(fences, hosts forced down, monitor lines that are tracebacks)."""
         time.sleep(5)
-        fences = sum(self.cloud.history(host).count('| fence ')
+        fences = sum(self.cloud.history(host).count(FENCED)
                      for host in self.cloud.hosts)
         tracebacks = sum(monitor.output().count('Traceback')
                          for monitor in self.monitors)

@@ -16,7 +16,6 @@ else is the real product: the second monitor is the real command.
 
 import shutil
 import signal
-import threading
 
 import testtools
 
@@ -25,6 +24,7 @@ from nova_forcedown.monitor import compute_api
 from nova_forcedown.monitor.drivers import base as drivers
 from nova_forcedown.monitor import leadership
 from nova_forcedown.monitor import manager
+from tests.fixtures import held_back
 from tests.fixtures import monitored_hosts
 from tests.fixtures import processes
 from tests.fixtures import redis_servers
@@ -34,50 +34,7 @@ FENCED = 'nova-forcedown-monitor: fenced'
 # The history's event of the monitor's one write after a fence.
 FENCED_DOWN = 'disable,force-down'
 # Longest a test waits for a step of the cloud.
-PATIENCE = 60
-
-
-class HeldBack:
-    """A gate: the first call through it waits until the test opens it."""
-
-    def __init__(self):
-        self.reached = threading.Event()
-        self.opened = threading.Event()
-        self.used = False
-
-    def hold(self):
-        if self.used:
-            return
-        self.used = True
-        self.reached.set()
-        if not self.opened.wait(PATIENCE * 3):
-            raise AssertionError('the gate was never opened')
-
-
-class StalledBmcReads:
-    """Fence drivers whose first power read of ``host`` answers late.
-
-    The BMC is read for real; its answer is held back at the gate, as a
-    monitor paused or cut off right after the read would hold it.
-    """
-
-    def __init__(self, host, gate):
-        self._host = host
-        self._gate = gate
-
-    def load(self, settings, timeout):
-        driver = drivers.load(settings, timeout)
-        if settings.host != self._host:
-            return driver
-        gate = self._gate
-        status = driver.status
-
-        def late_status():
-            answer = status()
-            gate.hold()
-            return answer
-        driver.status = late_status
-        return driver
+PATIENCE = held_back.PATIENCE
 
 
 @testtools.skipIf(shutil.which('ipmitool') is None,
@@ -99,13 +56,13 @@ class FreshVerdictTestCase(testtools.TestCase):
         self.leader = leadership.Leadership(
             lock_url, lifetime=self.conf.monitor.leader_timeout).start()
         self.addCleanup(self.leader.stop)
-        self.gate = HeldBack()
+        self.gate = held_back.HeldBack()
         self.addCleanup(self.gate.opened.set)
 
     def monitor(self, load=None, api=None):
         monitor = manager.Monitor(
             self.conf, api or self.api, self.leader,
-            load=load or StalledBmcReads(HOST, self.gate).load)
+            load=load or held_back.StalledBmcReads(HOST, self.gate).load)
         self.addCleanup(monitor.stop, 5)
         return monitor
 
@@ -213,21 +170,6 @@ class TestTwoMonitors(FreshVerdictTestCase):
         self.wait_for(lambda: self.state() == 'up')
 
 
-class HeldWrites:
-    """The compute API, with its first service update held at the gate."""
-
-    def __init__(self, api, gate):
-        self._api = api
-        self._gate = gate
-
-    def __getattr__(self, name):
-        return getattr(self._api, name)
-
-    def update_service(self, *args, **kwargs):
-        self._gate.hold()
-        return self._api.update_service(*args, **kwargs)
-
-
 class TestAStaleWriteRefusedByTheTarget(FreshVerdictTestCase):
     """The force-down held back on the wire while the service changed.
 
@@ -237,7 +179,7 @@ class TestAStaleWriteRefusedByTheTarget(FreshVerdictTestCase):
 
     def test_the_force_down_is_refused_and_nothing_changes(self):
         monitor = self.monitor(load=drivers.load,
-                               api=HeldWrites(self.api, self.gate))
+                               api=held_back.HeldWrites(self.api, self.gate))
         self.wait_for(self.leader.leads)
         self.assertEqual(0, self.cloud.ipmitool(
             HOST, 'chassis', 'power', 'off').returncode)
