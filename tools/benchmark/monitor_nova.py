@@ -1,0 +1,189 @@
+"""From a host's power-off to its servers ACTIVE elsewhere, on real Nova.
+
+    python -m tools.benchmark.monitor_nova [--runs 10] [--servers 10]
+        [--baseline-runs 3]
+
+One real OpenStack Nova 34 cloud (tests/fixtures/real_nova.py: three
+nova-compute hosts on Nova's fake driver, report_interval 5 s,
+service_down_time 20 s), each host with a simulated BMC and a pulse into
+Redis (TTL 2 s, every 0.5 s), and ``nova-forcedown-monitor`` configured as
+an operator would (Keystone password auth, pulse = true, [monitor]
+interval 0.5 s). Each run boots ``--servers`` servers onto one host (the
+hosts in turn), switches it off through its BMC with ipmitool, and reads
+Nova's API every 0.2 s for two moments: the host forced down, and every
+one of its servers ACTIVE on another host. Then the host is brought back
+(on, forced up, enabled) and its servers deleted.
+
+The baseline, in the same run: the same failure recovered without the
+monitor, as a script that knows at once does it (the host switched off,
+then forced down and each server evacuated at 2.94 through Nova's API),
+from the force-down to every server ACTIVE: Nova's own rebuild time. The
+monitor's figure to compare with it is from its force-down to all ACTIVE.
+
+Prints p50 and p99 of each, the run's figures, and where the time goes.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import fixtures
+
+from tests.fixtures import processes
+from tests.fixtures import real_nova
+from tests.fixtures import redis_servers
+from tools.benchmark import latencies
+
+POLL = 0.2
+TIMEOUT = 180
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(prog='monitor_nova')
+    parser.add_argument('--runs', type=int, default=10)
+    parser.add_argument('--servers', type=int, default=10)
+    parser.add_argument('--baseline-runs', type=int, default=3)
+    return parser.parse_args(argv)
+
+
+class Bench(fixtures.Fixture):
+
+    def _setUp(self):
+        self.pulses = self.useFixture(redis_servers.RedisNamespace())
+        self.nova = self.useFixture(real_nova.RealNova(
+            pulse_url=self.pulses.url))
+        self.directory = self.useFixture(fixtures.TempDir()).path
+        self.config = processes.write_config(self.directory, self._config())
+
+    def _config(self):
+        nova = self.nova
+        lines = ['[DEFAULT]', 'state_path = %s' % self.directory,
+                 '[coordination]', 'backend_url = %s' % self.pulses.url,
+                 '[compute_api]', 'auth_type = password',
+                 'auth_url = %s' % nova.auth_url,
+                 'username = %s' % nova.username,
+                 'password = %s' % nova.password,
+                 'project_name = %s' % nova.project_name,
+                 'user_domain_name = %s' % nova.user_domain_name,
+                 'project_domain_name = %s' % nova.project_domain_name,
+                 'region_name = %s' % real_nova.REGION,
+                 'valid_interfaces = public',
+                 '[monitor]', 'interval = 0.5', 'pulse = true',
+                 'fence_timeout = 5', 'max_in_flight = 20',
+                 'bmc_username = %s' % real_nova.BMC_USERNAME,
+                 'bmc_password = %s' % real_nova.BMC_PASSWORD]
+        for host, bmc in nova.bmcs.items():
+            lines += ['[monitor_host:%s]' % host,
+                      'bmc_address = %s' % bmc['address'],
+                      'bmc_port = %d' % bmc['ipmi_port']]
+        return '\n'.join(lines) + '\n'
+
+    def monitored_run(self, host, count):
+        """(to forced down, to all ACTIVE elsewhere), from the power-off."""
+        servers = self.nova.boot_servers(host, count=count, timeout=TIMEOUT)
+        self.nova.wait_for_states({host: 'up'}, timeout=TIMEOUT)
+        self._power_off(host)
+        started = time.monotonic()
+        forced_down = self._wait(lambda: self.nova.services()[host][
+            'forced_down'])
+        forced_down_at = time.monotonic() - started
+        self._wait(lambda: self._active_elsewhere(servers, host))
+        all_active = time.monotonic() - started
+        self._clean_up(servers)
+        return forced_down and forced_down_at, all_active
+
+    def baseline_run(self, host, count):
+        """Seconds from a script's force-down to all ACTIVE elsewhere."""
+        servers = self.nova.boot_servers(host, count=count, timeout=TIMEOUT)
+        self._power_off(host)
+        service = self.nova.services()[host]
+        started = time.monotonic()
+        self.nova.compute.put('/os-services/%s' % service['id'],
+                              microversion='2.53',
+                              json={'forced_down': True})
+        for server in servers:
+            self.nova.compute.post('/servers/%s/action' % server,
+                                   microversion='2.94',
+                                   json={'evacuate': {}})
+        self._wait(lambda: self._active_elsewhere(servers, host))
+        rebuilt = time.monotonic() - started
+        self._clean_up(servers)
+        return rebuilt
+
+    def _power_off(self, host):
+        result = self.nova.ipmitool(host, 'chassis', 'power', 'off')
+        if result.returncode:
+            raise SystemExit('ipmitool: %s' % result.stderr)
+
+    def _active_elsewhere(self, servers, host):
+        found = self.nova.servers()
+        return all(
+            server in found and found[server]['status'] == 'ACTIVE' and
+            not found[server].get('OS-EXT-STS:task_state') and
+            self.nova.server_host(found[server]) not in (host, None)
+            for server in servers)
+
+    def _wait(self, predicate):
+        if not processes.wait_until(predicate, timeout=TIMEOUT,
+                                    interval=POLL):
+            raise SystemExit('not reached within %d s' % TIMEOUT)
+        return True
+
+    def _clean_up(self, servers):
+        self.nova.bring_back_all()
+        for server in servers:
+            self.nova.compute.delete('/servers/%s' % server)
+        self._wait(lambda: not set(servers) & set(self.nova.servers()))
+
+
+def _summary(values):
+    return {'p50': round(statistics.median(values), 2),
+            'p99': round(latencies.percentile(values, 0.99), 2),
+            'max': round(max(values), 2)}
+
+
+def main(argv=None):
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    bench = Bench()
+    bench.setUp()
+    try:
+        hosts = real_nova.HOSTS
+        baseline = [bench.baseline_run(hosts[i % len(hosts)], args.servers)
+                    for i in range(args.baseline_runs)]
+        monitor = processes.Process([
+            processes.script('nova-forcedown-monitor'), '--config-file',
+            bench.config])
+        monitor.setUp()
+        try:
+            processes.wait_until(lambda: 'Leading' in monitor.output(),
+                                 timeout=60)
+            runs = [bench.monitored_run(hosts[i % len(hosts)], args.servers)
+                    for i in range(args.runs)]
+        finally:
+            monitor.cleanUp()
+    finally:
+        bench.cleanUp()
+    forced_down = [run[0] for run in runs]
+    all_active = [run[1] for run in runs]
+    rebuild = [run[1] - run[0] for run in runs]
+    print(json.dumps({
+        'servers': args.servers, 'runs': args.runs,
+        'pulse': {'interval_s': real_nova.PULSE_INTERVAL,
+                  'ttl_s': real_nova.PULSE_TTL},
+        'nova_service_down_time_s': real_nova.SERVICE_DOWN_TIME,
+        'power_off_to_forced_down_s': _summary(forced_down),
+        'power_off_to_all_active_s': _summary(all_active),
+        'monitor_forced_down_to_all_active_s': _summary(rebuild),
+        'baseline_forced_down_to_all_active_s': _summary(baseline),
+        'monitor_rebuild_minus_baseline_p50_s': round(
+            statistics.median(rebuild) - statistics.median(baseline), 2),
+        'each_run': [{'forced_down_s': round(run[0], 2),
+                      'all_active_s': round(run[1], 2)} for run in runs],
+    }, indent=2))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
