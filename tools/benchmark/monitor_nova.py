@@ -55,30 +55,10 @@ class Bench(fixtures.Fixture):
         self.nova = self.useFixture(real_nova.RealNova(
             pulse_url=self.pulses.url))
         self.directory = self.useFixture(fixtures.TempDir()).path
-        self.config = processes.write_config(self.directory, self._config())
-
-    def _config(self):
-        nova = self.nova
-        lines = ['[DEFAULT]', 'state_path = %s' % self.directory,
-                 '[coordination]', 'backend_url = %s' % self.pulses.url,
-                 '[compute_api]', 'auth_type = password',
-                 'auth_url = %s' % nova.auth_url,
-                 'username = %s' % nova.username,
-                 'password = %s' % nova.password,
-                 'project_name = %s' % nova.project_name,
-                 'user_domain_name = %s' % nova.user_domain_name,
-                 'project_domain_name = %s' % nova.project_domain_name,
-                 'region_name = %s' % real_nova.REGION,
-                 'valid_interfaces = public',
-                 '[monitor]', 'interval = 0.5', 'pulse = true',
-                 'fence_timeout = 5', 'max_in_flight = 20',
-                 'bmc_username = %s' % real_nova.BMC_USERNAME,
-                 'bmc_password = %s' % real_nova.BMC_PASSWORD]
-        for host, bmc in nova.bmcs.items():
-            lines += ['[monitor_host:%s]' % host,
-                      'bmc_address = %s' % bmc['address'],
-                      'bmc_port = %d' % bmc['ipmi_port']]
-        return '\n'.join(lines) + '\n'
+        self.config = processes.write_config(
+            self.directory, self.nova.monitor_config(
+                self.directory, self.pulses.url,
+                monitor_options='max_in_flight = 20'))
 
     def monitored_run(self, host, count):
         """(to forced down, to all ACTIVE elsewhere), from the power-off."""

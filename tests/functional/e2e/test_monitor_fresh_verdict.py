@@ -67,7 +67,7 @@ class FreshVerdictTestCase(testtools.TestCase):
         return monitor
 
     def judged_and_stalled(self, monitor):
-        """Switch HOST off; let ``monitor`` judge it, then hold it there."""
+        """Switch HOST off; let ``monitor`` look until held at the gate."""
         self.assertEqual(0, self.cloud.ipmitool(
             HOST, 'chassis', 'power', 'off').returncode)
         self.wait_for(lambda: self.state() == 'down')
@@ -181,14 +181,7 @@ class TestAStaleWriteRefusedByTheTarget(FreshVerdictTestCase):
         monitor = self.monitor(load=drivers.load,
                                api=held_back.HeldWrites(self.api, self.gate))
         self.wait_for(self.leader.leads)
-        self.assertEqual(0, self.cloud.ipmitool(
-            HOST, 'chassis', 'power', 'off').returncode)
-        self.wait_for(lambda: self.state() == 'down')
-
-        def look_until_held():
-            monitor.tick()
-            return self.gate.reached.wait(0.5)
-        self.wait_for(look_until_held)
+        self.judged_and_stalled(monitor)
 
         self.bring_back()
         self.resume(monitor)
