@@ -3,7 +3,7 @@
 What Masakari's host-failure recovery and Pacemaker's fence_compute and
 fence_evacuate send (../shared/nova-behaviour-recovery.md, sections 6.1
 and 6.2), in their order and through python-novaclient at their
-microversions, against the
+microversions (the replays of tests/fixtures/instance_ha.py), against the
 real API server and fake-driver agents: the failed host's agent is
 stopped, the reserved host's runs and rebuilds what is evacuated to it.
 Then the failed host is repaired: its agent comes back, removes what was
@@ -17,81 +17,20 @@ from urllib import parse
 from novaclient import exceptions as nova_exceptions
 
 from tests.fixtures import commands
+from tests.fixtures import instance_ha
 from tests.functional.e2e import test_end_to_end
 from tests.functional.e2e import test_rpc_tasks
 
 FAILED = 'failed-1'
 RESERVED = 'reserved-1'
 OWNER = '0123456789abcdef0123456789abcdef'
-MASAKARI_REASON = 'Masakari detected host failed.'
+MASAKARI_REASON = instance_ha.MASAKARI_DISABLE_REASON
 
 
 def _settled_on(server, host):
     """Masakari's wait: on another hypervisor, with no task left."""
     return (getattr(server, 'OS-EXT-SRV-ATTR:hypervisor_hostname'),
             getattr(server, 'OS-EXT-STS:task_state')) == (host, None)
-
-
-def _is_true(text):
-    """fence_evacuate's reading of the evacuable extra spec."""
-    return text.lower() == 'true'
-
-
-class FenceCompute:
-    """fence-agents' agents/compute/fence_compute.py, action by action.
-
-    Each action connects as the agent does (novaclient at 2.11, probed
-    with a hypervisors listing), works out the plug's domain from every
-    compute service, then reads and changes the plug's service.
-    """
-
-    def __init__(self, nova):
-        self._nova = nova
-
-    def status(self, plug):
-        """What the agent calls the host: on, off, failed or running."""
-        self._connect()
-        return self._status(plug)
-
-    def plugs(self):
-        """Action list: every compute host, long and short names.
-
-        No plug, so no domain to work out: the probe, then the list.
-        """
-        self._nova.hypervisors.list()
-        return sorted({name for service in self._compute_services()
-                       for name in (service.host,
-                                    service.host.split('.')[0])})
-
-    def off(self, plug):
-        """Force the service down and disable it, unless already off."""
-        self._connect()
-        if self._status(plug) == 'off':
-            return
-        self._nova.services.force_down(plug, 'nova-compute', True)
-        self._nova.services.disable(plug, 'nova-compute')
-
-    def on(self, plug):
-        """Unfence: clear forced_down and enable, when off or degraded."""
-        self._connect()
-        if self._status(plug) in ('off', 'running', 'failed'):
-            self._nova.services.force_down(plug, 'nova-compute', False)
-            self._nova.services.enable(plug, 'nova-compute')
-
-    def _connect(self):
-        self._nova.hypervisors.list()
-        # fix_plug_name: the domain of the compute hosts' names.
-        self._compute_services()
-
-    def _compute_services(self):
-        return self._nova.services.list(binary='nova-compute')
-
-    def _status(self, plug):
-        [service] = self._nova.services.list(host=plug,
-                                             binary='nova-compute')
-        return {('up', 'enabled'): 'on', ('down', 'disabled'): 'off'}.get(
-            (service.state, service.status),
-            'failed' if service.state == 'down' else 'running')
 
 
 class CallLog:
@@ -153,7 +92,13 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         self.assertEqual(0, self.failed_agent.stop())
         nova.servers.stop(self.busy)
 
-    def masakari_pre_task_and_prepare(self, nova):
+    def masakari(self, **options):
+        """Masakari's host-failure flow, with ``options``, on this API."""
+        return instance_ha.MasakariHostFailure(
+            lambda: self.nova('2.53'), wait_period_after_service_update=None,
+            **options)
+
+    def masakari_pre_task_and_prepare(self, masakari):
         """Masakari's first two tasks; the failed host's servers.
 
         Pre task: disable the failed host's compute service, then wait
@@ -161,12 +106,8 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         evacuation waits for the heartbeat to be stale (3 s here).
         Prepare: the failed host's servers, one page.
         """
-        [service] = nova.services.list(host=FAILED, binary='nova-compute')
-        nova.services.disable_log_reason(service.id, MASAKARI_REASON)
-        self.assertTrue(commands.wait_until(lambda: nova.services.list(
-            host=FAILED, binary='nova-compute')[0].state == 'down'))
-        return nova.servers.list(
-            search_opts={'host': FAILED, 'all_tenants': True})
+        masakari.pre_task(FAILED)
+        return masakari.prepare(FAILED)
 
     def assert_repaired_host_duplicates_nothing(self, nova):
         """The failed host's agent returns, the host is unfenced."""
@@ -184,7 +125,7 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
             self.nova('2.59').migrations.list()})
         # Up at the agent's next heartbeat, now that it is no longer
         # forced down.
-        fencer = FenceCompute(self.nova('2.11'))
+        fencer = instance_ha.FenceCompute(self.nova('2.11'))
         self.assertTrue(commands.wait_until(
             lambda: fencer.status(FAILED) == 'on'), agent.log())
 
@@ -199,7 +140,7 @@ class RecoveryTestCase(test_end_to_end.EndToEndTestCase):
         The agent runs again but the service is still forced down and
         disabled: the fence agent calls it off, so it clears both.
         """
-        FenceCompute(self.nova('2.11')).on(FAILED)
+        instance_ha.FenceCompute(self.nova('2.11')).on(FAILED)
 
 
 class TestMasakariHostFailure(RecoveryTestCase):
@@ -211,35 +152,28 @@ class TestMasakariHostFailure(RecoveryTestCase):
 
     def test_up_to_evacuation(self):
         nova = self.nova('2.53')
-        servers = self.masakari_pre_task_and_prepare(nova)
+        masakari = self.masakari(add_reserved_host_to_aggregate=True)
+        servers = self.masakari_pre_task_and_prepare(masakari)
         # The reserved host joins the failed host's aggregates, then is
         # enabled (409s are tolerated: it may be there already).
+        masakari.enable_reserved_host(FAILED, RESERVED)
         for aggregate in nova.aggregates.list():
             if FAILED in aggregate.hosts:
-                nova.aggregates.add_host(aggregate.id, RESERVED)
                 self.assertRaises(nova_exceptions.Conflict,
                                   nova.aggregates.add_host, aggregate.id,
                                   RESERVED)
-        [reserved] = nova.services.list(host=RESERVED, binary='nova-compute')
-        nova.services.enable(reserved.id)
         # Per instance: read twice, lock unless locked, reset a busy or
         # odd one to error.
         original = {}
         for server in servers:
-            nova.servers.get(server.id)
-            server = nova.servers.get(server.id)
-            original[server.id] = (getattr(server, 'OS-EXT-STS:vm_state'),
-                                   getattr(server, 'OS-EXT-STS:task_state'))
-            if not server.locked:
-                nova.servers.lock(server.id)
-            vm_state, task_state = original[server.id]
-            if vm_state not in ('active', 'error', 'stopped') or task_state:
-                nova.servers.reset_state(server.id, 'error')
-                nova.servers.get(server.id)
+            move = masakari.prepare_instance(server.id)
+            original[server.id] = (
+                getattr(move.server, 'OS-EXT-STS:vm_state'),
+                getattr(move.server, 'OS-EXT-STS:task_state'))
 
         # Evacuate to the reserved host, then wait for each to be there.
         for server in servers:
-            nova.servers.evacuate(server.id, host=RESERVED)
+            masakari.evacuate(server.id, RESERVED)
         for server in servers:
             self.assertTrue(commands.wait_until(
                 lambda: _settled_on(nova.servers.get(server.id), RESERVED)))
@@ -283,26 +217,20 @@ class TestMasakariAutoRecovery(RecoveryTestCase):
     """Masakari's auto recovery, at 2.53.
 
     No host named: the scheduler picks. Masakari unlocks what it locked
-    once each server is there.
+    once each server is there: its whole evacuation, three servers at a
+    time, each followed until it is on another host.
     """
 
     def test_evacuated_where_the_scheduler_says(self):
         nova = self.nova('2.53')
-        servers = self.masakari_pre_task_and_prepare(nova)
-        locked_by_masakari = []
-        for server in servers:
-            server = nova.servers.get(server.id)
-            if not server.locked:
-                nova.servers.lock(server.id)
-                locked_by_masakari.append(server.id)
-            if getattr(server, 'OS-EXT-STS:task_state'):
-                nova.servers.reset_state(server.id, 'error')
-            nova.servers.evacuate(server.id)
+        masakari = self.masakari()
+        servers = self.masakari_pre_task_and_prepare(masakari)
+        outcomes = masakari.evacuate_all([server.id for server in servers],
+                                         FAILED)
         for server in servers:
             self.assertTrue(commands.wait_until(
-                lambda: _settled_on(nova.servers.get(server.id), RESERVED)))
-        for uuid in locked_by_masakari:
-            nova.servers.unlock(uuid)
+                lambda: _settled_on(nova.servers.get(server.id), RESERVED)),
+                outcomes)
 
         self.assertEqual([self.locked.id], [
             server.id for server in nova.servers.list(
@@ -345,7 +273,7 @@ class TestPacemakerInstanceHA(RecoveryTestCase):
             ('PUT', '/os-services/enable', '2.11', 200)], self.calls.take())
 
     def test_fence_compute_then_fence_evacuate(self):
-        fencer = FenceCompute(self.nova('2.11'))
+        fencer = instance_ha.FenceCompute(self.nova('2.11'))
         self.assertEqual([FAILED, RESERVED], fencer.plugs())
         # Pacemaker lost the host before Nova's heartbeat window ended.
         self.assertIn(fencer.status(FAILED), ('on', 'failed'))
@@ -361,16 +289,15 @@ class TestPacemakerInstanceHA(RecoveryTestCase):
         fencer.off(FAILED)
         self.assertEqual(self.CONNECT + self.READ_PLUG, self.calls.take())
 
+        # fence_evacuate -o off. (It asks the image service for images
+        # tagged evacuable first; there is none in this test.)
         nova = self.nova('2.11')
-        nova.hypervisors.list()
+        evacuator = instance_ha.FenceEvacuate(nova, image_service=False)
+        evacuator.connect()
         [service] = nova.services.list(host=FAILED, binary='nova-compute')
         self.assertEqual(('down', 'disabled'), (service.state, service.status))
-        # (fence_evacuate asks the image service for images tagged
-        # evacuable here; there is none in this test.)
-        evacuable = [flavor.id for flavor in nova.flavors.list(is_public=None)
-                     if _is_true(flavor.get_keys().get('evacuable', ''))]
-        servers = nova.servers.list(
-            search_opts={'host': FAILED, 'all_tenants': 1})
+        evacuable = evacuator.evacuable_flavors()
+        servers = evacuator.servers(FAILED)
 
         [ha_flavor] = [flavor for flavor in nova.flavors.list(is_public=None)
                        if flavor.name == 'ha.small']
@@ -388,13 +315,10 @@ class TestPacemakerInstanceHA(RecoveryTestCase):
         # Evacuate each: 200, or the agent logs the failure, goes on and
         # exits 1. The server whose stop waits for the dead host is busy
         # (409, as in Nova); its operator resets it and evacuates it.
-        refused = []
-        for server in servers:
-            try:
-                nova.servers.evacuate(server, on_shared_storage=True)
-            except nova_exceptions.Conflict:
-                refused.append(server.id)
-        self.assertEqual([self.busy.id], refused)
+        _, refused = evacuator.evacuate(
+            evacuator.evacuable(servers, evacuable, []))
+        self.assertEqual([self.busy.id], list(refused))
+        self.assertIn('409', refused[self.busy.id])
         nova.servers.reset_state(self.busy, 'active')
         response, _ = nova.servers.evacuate(self.busy, on_shared_storage=True)
         self.assertEqual(200, response.status_code)
