@@ -35,11 +35,10 @@ import fixtures
 from tests.fixtures import processes
 from tests.fixtures import real_nova
 from tests.fixtures import redis_servers
-from tools.benchmark import latencies
+from tools.benchmark import nova_host_failure
 
-POLL = 0.2
 HOST = 'compute1'
-TIMEOUT = 180
+TIMEOUT = nova_host_failure.TIMEOUT
 
 
 def _arguments(argv):
@@ -50,7 +49,7 @@ def _arguments(argv):
     return parser.parse_args(argv)
 
 
-class Bench(fixtures.Fixture):
+class Bench(nova_host_failure.HostFailure):
 
     def _setUp(self):
         self.pulses = self.useFixture(redis_servers.RedisNamespace())
@@ -66,20 +65,20 @@ class Bench(fixtures.Fixture):
         """(to forced down, to all ACTIVE elsewhere), from the power-off."""
         servers = self.nova.boot_servers(host, count=count, timeout=TIMEOUT)
         self.nova.wait_for_states({host: 'up'}, timeout=TIMEOUT)
-        self._power_off(host)
+        self.power_off(host)
         started = time.monotonic()
-        forced_down = self._wait(lambda: self.nova.services()[host][
+        forced_down = self.wait(lambda: self.nova.services()[host][
             'forced_down'], 'the host forced down')
         forced_down_at = time.monotonic() - started
-        self._wait(lambda: self._active_elsewhere(servers, host),
-                   'its servers active elsewhere')
+        self.wait(lambda: self.active_elsewhere(servers, host),
+                  'its servers active elsewhere')
         all_active = time.monotonic() - started
         return forced_down and forced_down_at, all_active
 
     def baseline_run(self, host, count):
         """Seconds from a script's force-down to all ACTIVE elsewhere."""
         servers = self.nova.boot_servers(host, count=count, timeout=TIMEOUT)
-        self._power_off(host)
+        self.power_off(host)
         service = self.nova.services()[host]
         started = time.monotonic()
         self.nova.compute.put('/os-services/%s' % service['id'],
@@ -89,60 +88,9 @@ class Bench(fixtures.Fixture):
             self.nova.compute.post('/servers/%s/action' % server,
                                    microversion='2.94',
                                    json={'evacuate': {}})
-        self._wait(lambda: self._active_elsewhere(servers, host),
-                   'its servers active elsewhere (baseline)')
+        self.wait(lambda: self.active_elsewhere(servers, host),
+                  'its servers active elsewhere (baseline)')
         return time.monotonic() - started
-
-    def _power_off(self, host):
-        result = self.nova.ipmitool(host, 'chassis', 'power', 'off')
-        if result.returncode:
-            raise SystemExit('ipmitool: %s' % result.stderr)
-
-    def _active_elsewhere(self, servers, host):
-        found = self.nova.servers()
-        return all(
-            server in found and found[server]['status'] == 'ACTIVE' and
-            not found[server].get('OS-EXT-STS:task_state') and
-            self.nova.server_host(found[server]) not in (host, None)
-            for server in servers)
-
-    def _wait(self, predicate, what):
-        if not processes.wait_until(predicate, timeout=TIMEOUT,
-                                    interval=POLL):
-            raise SystemExit('%s: not reached within %d s; servers: %s; '
-                             'evacuations: %s' % (what, TIMEOUT,
-                                                  self._servers_said(),
-                                                  self._evacuations_said()))
-        return True
-
-    def _servers_said(self):
-        return {server: (found['status'], self.nova.server_host(found),
-                         found.get('OS-EXT-STS:task_state'),
-                         (found.get('fault') or {}).get('message'))
-                for server, found in self.nova.servers().items()}
-
-    def _evacuations_said(self):
-        migrations = self.nova.compute.get(
-            '/os-migrations?migration_type=evacuation',
-            microversion='2.53').json()['migrations']
-        return [(migration['instance_uuid'][:8], migration['status'],
-                 migration['dest_compute']) for migration in migrations]
-
-
-def _summary(values):
-    return {'p50': round(statistics.median(values), 2),
-            'p99': round(latencies.percentile(values, 0.99), 2),
-            'max': round(max(values), 2)}
-
-
-def _in_a_cloud(measure):
-    """``measure(bench)`` in a cloud of its own."""
-    bench = Bench()
-    bench.setUp()
-    try:
-        return measure(bench)
-    finally:
-        bench.cleanUp()
 
 
 def _monitored(bench, servers):
@@ -162,16 +110,17 @@ def main(argv=None):
     args = _arguments(sys.argv[1:] if argv is None else argv)
     baseline = []
     for number in range(args.baseline_runs):
-        baseline.append(_in_a_cloud(
-            lambda bench: bench.baseline_run(HOST, args.servers)))
+        baseline.append(nova_host_failure.in_a_cloud(
+            Bench, lambda bench: bench.baseline_run(HOST, args.servers)))
         print('baseline %d: %.2f s' % (number + 1, baseline[-1]),
               file=sys.stderr, flush=True)
     runs = []
     for number in range(args.runs):
-        runs.append(_in_a_cloud(
-            lambda bench: _monitored(bench, args.servers)))
+        runs.append(nova_host_failure.in_a_cloud(
+            Bench, lambda bench: _monitored(bench, args.servers)))
         print('run %d: forced down after %.2f s, all active after %.2f s'
               % ((number + 1,) + runs[-1]), file=sys.stderr, flush=True)
+    summary = nova_host_failure.summary
     forced_down = [run[0] for run in runs]
     all_active = [run[1] for run in runs]
     rebuild = [run[1] - run[0] for run in runs]
@@ -180,10 +129,10 @@ def main(argv=None):
         'pulse': {'interval_s': real_nova.PULSE_INTERVAL,
                   'ttl_s': real_nova.PULSE_TTL},
         'nova_service_down_time_s': real_nova.SERVICE_DOWN_TIME,
-        'power_off_to_forced_down_s': _summary(forced_down),
-        'power_off_to_all_active_s': _summary(all_active),
-        'monitor_forced_down_to_all_active_s': _summary(rebuild),
-        'baseline_forced_down_to_all_active_s': _summary(baseline),
+        'power_off_to_forced_down_s': summary(forced_down),
+        'power_off_to_all_active_s': summary(all_active),
+        'monitor_forced_down_to_all_active_s': summary(rebuild),
+        'baseline_forced_down_to_all_active_s': summary(baseline),
         'monitor_rebuild_minus_baseline_p50_s': round(
             statistics.median(rebuild) - statistics.median(baseline), 2),
         'each_run': [{'forced_down_s': round(run[0], 2),
