@@ -144,6 +144,12 @@ MONITOR_OPTS = [
                      'they take no new servers; the monitor enables one '
                      'when it needs it. A reserved host that is down, '
                      'forced down or full is passed over.'),
+    cfg.BoolOpt('add_reserved_host_to_aggregate', default=False,
+                help='Before servers go to a reserved host, add it to every '
+                     'host aggregate the failed host is in (as Masakari\'s '
+                     'option of the same name does), so that what the '
+                     'aggregates give those servers (their zone, their '
+                     'filters) holds on the reserved host.'),
     cfg.IntOpt('bmc_check_interval', default=300, min=0,
                help='Seconds between two checks that the leading monitor '
                     'can read the power of every watched compute host '

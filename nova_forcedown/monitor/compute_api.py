@@ -40,6 +40,8 @@ Server = collections.namedtuple('Server', (
     'id', 'status', 'task_state', 'metadata', 'extra_specs', 'host',
     'fault'))
 
+Aggregate = collections.namedtuple('Aggregate', ('id', 'name', 'hosts'))
+
 Migration = collections.namedtuple('Migration', (
     'id', 'instance_uuid', 'status', 'dest_compute', 'created_at'))
 
@@ -139,6 +141,18 @@ class ComputeAPI:
             'PUT', '/os-services/%s' % service_id, json=changes,
             headers=headers)
         return _service(self._json(response)['service'])
+
+    # ---------------------------------------------------------- aggregates
+
+    def aggregates(self):
+        """Every host aggregate: :class:`Aggregate` records."""
+        return [_aggregate(item) for item in self._json(
+            self._get('/os-aggregates'))['aggregates']]
+
+    def add_to_aggregate(self, aggregate_id, host):
+        """Add ``host`` to the aggregate; Refused as the target says."""
+        self._request('POST', '/os-aggregates/%s/action' % aggregate_id,
+                      json={'add_host': {'host': host}})
 
     # ------------------------------------------------------------- servers
 
@@ -325,3 +339,8 @@ def _migration(item):
         id=item.get('id'), instance_uuid=item.get('instance_uuid'),
         status=item.get('status'), dest_compute=item.get('dest_compute'),
         created_at=item.get('created_at'))
+
+
+def _aggregate(item):
+    return Aggregate(id=item['id'], name=item.get('name'),
+                     hosts=tuple(item.get('hosts') or ()))

@@ -54,6 +54,9 @@ class HostFailure:
         self._tell = tell
         self._load = load
         self._clock = clock
+        # The host's servers as read right after its force-down; None
+        # until then, or when they could not be read.
+        self.servers = None
 
     def handle(self, service):
         """Judge the host and act; whether it was forced down."""
@@ -108,9 +111,15 @@ class HostFailure:
                     self._to_evacuate(host))
 
     def _to_evacuate(self, host):
-        """How many servers of ``host`` are to be evacuated, said."""
-        count = len(recovery.to_evacuate(
-            self._conf, self._api.servers_on(host), ()))
+        """How many servers of ``host`` are to be evacuated, said.
+
+        The servers read are kept (:attr:`servers`) for the first batch.
+        """
+        try:
+            self.servers = self._api.servers_on(host)
+        except (compute_api.Refused, compute_api.Unreachable) as exc:
+            return 'its servers could not be read (%s)' % exc
+        count = len(recovery.to_evacuate(self._conf, self.servers, ()))
         if self._conf.monitor.evacuate == monitor_conf.EVACUATE_TAGGED:
             return ('%d server(s) to evacuate (tagged ones only: [monitor] '
                     'evacuate = tagged)' % count)

@@ -6,8 +6,9 @@ coordination backend when ``[monitor] pulse`` is on. Each watched host
 that is down on the target, or whose pulse is gone, is a suspect, judged
 on a second channel and, when failed, fenced and forced down
 (:mod:`.host_failure`). The servers of the hosts it fenced are evacuated
-a bounded number at a time, each batch on a fresh verdict, and each
-evacuation followed to its end.
+a bounded number at a time (:mod:`.in_flight`), the first batch right
+after the force-down, each batch on a fresh verdict, and each evacuation
+followed to its end.
 
 Hosts are handled concurrently, each in a thread of the monitor's pool:
 a BMC that hangs delays its own host only. The look itself makes no BMC
@@ -34,7 +35,9 @@ from nova_forcedown.monitor import compute_api
 from nova_forcedown.monitor import detection
 from nova_forcedown.monitor.drivers import base as drivers
 from nova_forcedown.monitor import host_failure
+from nova_forcedown.monitor import in_flight
 from nova_forcedown.monitor import recovery
+from nova_forcedown.monitor import reserved
 from nova_forcedown import periodic
 from nova_forcedown.servicegroup import membership
 
@@ -111,6 +114,7 @@ class Monitor(periodic.Ticker):
             for messages in (BLIND, FAILING))
         self._leading = None
         self._pool = ThreadPoolExecutor(max_workers=HOST_WORKERS)
+        self._in_flight = in_flight.InFlight(conf.monitor.max_in_flight)
         # host -> its job in the pool, while one runs.
         self._busy = {}
         # What was said of each suspect, from the look and the pool.
@@ -224,9 +228,25 @@ class Monitor(periodic.Ticker):
         handler = host_failure.HostFailure(
             self._conf, self._api, self._leadership, self._still_suspect,
             self._tell, load=self._load, clock=self._clock)
-        if handler.handle(service):
-            with self._said_lock:
-                self._said.pop(service.host, None)
+        if not handler.handle(service):
+            return
+        with self._said_lock:
+            self._said.pop(service.host, None)
+        if handler.servers is not None:
+            self._first_batch(service, handler.servers)
+
+    def _first_batch(self, service, servers):
+        """Evacuate a host just forced down at once, in the same job.
+
+        The next look would add its wait and its reads to every server's
+        downtime; its verdict is checked again before the batch all the
+        same (:meth:`_evacuate`). A server whose evacuation failed before
+        is left to the looks, which read the evacuations.
+        """
+        left = recovery.to_evacuate(self._conf, servers, ())
+        batch = left[:self._in_flight.claim(len(left))]
+        if batch:
+            self._evacuate(service, batch, ())
 
     def _still_suspect(self, service):
         """:meth:`is_suspect` on the pulses read now, not at the look."""
@@ -252,40 +272,39 @@ class Monitor(periodic.Ticker):
         for gone in set(self._settled) - {
                 service.host for service in recovery.recovering(services)}:
             del self._settled[gone]
+        mark = self._in_flight.read_begins()
         migrations = {service.host: self._api.evacuations_from(service.host)
                       for service in hosts}
+        self._in_flight.read(sum(recovery.under_way(found)
+                                 for found in migrations.values()), mark)
         self._follow(migrations)
-        budget = self._conf.monitor.max_in_flight - sum(
-            recovery.under_way(found) for found in migrations.values())
         for service in hosts:
             if service.host in self._busy:
                 continue
             try:
-                budget -= self._recover_host(service,
-                                             migrations[service.host],
-                                             budget)
+                self._recover_host(service, migrations[service.host])
             except compute_api.Refused as exc:
                 self._tell_recovery(service.host, 'its servers cannot be '
                                     'read: %s' % exc, logging.ERROR)
 
-    def _recover_host(self, service, migrations, budget):
-        """Start what ``service``'s host needs; the evacuations started."""
+    def _recover_host(self, service, migrations):
+        """Start what ``service``'s host needs, in a job of its own."""
         servers = self._api.servers_on(service.host)
         self._say_given_up(service.host, servers, migrations)
         left = recovery.to_evacuate(self._conf, servers, migrations)
         due = [server for server in left
                if self._room_retry_due(service.host, server)]
-        batch = due[:max(budget, 0)]
+        batch = due[:self._in_flight.claim(len(due))] if due else []
         if batch:
-            self._start(service.host, self._evacuate, service, batch,
-                        migrations)
+            if not self._start(service.host, self._evacuate, service, batch,
+                               migrations):
+                self._in_flight.released(len(batch))
         elif not left and not recovery.under_way(migrations):
             if self._conf.monitor.restore:
                 self._start(service.host, self._restore, service)
             else:
                 self._settled[service.host] = (self._clock() +
                                                SETTLED_RECHECK)
-        return len(batch)
 
     def _room_retry_due(self, host, server):
         """Whether ``server`` may be evacuated now; said once if waiting.
@@ -312,6 +331,24 @@ class Monitor(periodic.Ticker):
         The batch on a fresh verdict (:meth:`_why_not_evacuate`), and each
         evacuation right after the lease is renewed.
         """
+        unstarted = len(batch)
+        reserved_hosts = reserved.ReservedHosts(self._conf, self._api,
+                                                service.host)
+        try:
+            for server in self._verified(service, batch):
+                if self._evacuate_one(service.host, server, migrations,
+                                      reserved_hosts):
+                    self._in_flight.started()
+                    unstarted -= 1
+        finally:
+            self._in_flight.released(unstarted)
+
+    def _verified(self, service, batch):
+        """The servers of ``batch``, each after this monitor proved it leads.
+
+        None at all unless the host is still fenced (its BMC and service
+        read first).
+        """
         host = service.host
         why = self._why_not_evacuate(service)
         if why is not None:
@@ -323,7 +360,7 @@ class Monitor(periodic.Ticker):
                 self._tell_recovery(host, 'its servers are not evacuated: '
                                     'this monitor no longer leads')
                 return
-            self._evacuate_one(host, server, migrations)
+            yield server
 
     def _why_not_evacuate(self, service):
         """Why the host's servers may not be evacuated now, or None.
@@ -344,25 +381,27 @@ class Monitor(periodic.Ticker):
             return 'its servers are not evacuated: it was taken back meanwhile'
         return None
 
-    def _evacuate_one(self, host, server, migrations):
-        destination = self._destination(server, migrations)
+    def _evacuate_one(self, host, server, migrations, reserved):
+        """Evacuate ``server``; whether the target accepted it."""
+        destination = self._destination(server, migrations, reserved)
         if destination is False:
             self._say_server(server.id, 'Server %s of host %s waits: no '
                              'reserved host of [monitor] reserved_hosts is '
                              'up and not forced down.', server.id, host)
-            return
+            return False
         try:
             if destination is not None:
-                self._enable_reserved(destination)
+                reserved.prepare(destination)
             self._api.evacuate(server.id, host=destination)
         except compute_api.Refused as exc:
             self._say_server(server.id, 'Server %s of host %s is not '
                              'evacuated: %s', server.id, host, exc)
-            return
+            return False
         LOG.info('Evacuating server %s of host %s (to %s).', server.id, host,
                  destination or 'the host the scheduler chooses')
+        return True
 
-    def _destination(self, server, migrations):
+    def _destination(self, server, migrations, reserved):
         """Where to evacuate ``server``: None for the scheduler's choice.
 
         Each try after a failed one takes the next destination of
@@ -373,23 +412,9 @@ class Monitor(periodic.Ticker):
         first = recovery.failures(migrations, server.id)
         for step in range(len(tries)):
             destination = tries[(first + step) % len(tries)]
-            if destination is None or recovery.reserved_usable(
-                    self._service_of(destination)):
+            if destination is None or reserved.usable(destination):
                 return destination
         return False
-
-    def _service_of(self, host):
-        found = self._api.compute_services(host=host)
-        return found[0] if found else None
-
-    def _enable_reserved(self, host):
-        """Enable the reserved ``host`` before a server goes to it."""
-        service = self._service_of(host)
-        if service is None or not service.disabled:
-            return
-        self._api.update_service(service.id, {'status': 'enabled'})
-        LOG.warning('Reserved host %s enabled for the servers of a failed '
-                    'host.', host)
 
     def _follow(self, migrations):
         """Say how each evacuation under way ended, once."""
@@ -505,11 +530,15 @@ class Monitor(periodic.Ticker):
     # ----------------------------------------------------------- the pool
 
     def _start(self, host, job, *args):
-        """Run ``job(*args)`` for ``host`` in the pool, one at a time."""
+        """Run ``job(*args)`` for ``host`` in the pool; whether it started.
+
+        One job at a time per host.
+        """
         running = self._busy.get(host)
         if running is not None and not running.done():
-            return
+            return False
         self._busy[host] = self._pool.submit(self._run, host, job, *args)
+        return True
 
     def _run(self, host, job, *args):
         try:

@@ -18,6 +18,7 @@ from nova_forcedown.monitor.drivers import base as drivers
 from nova_forcedown.monitor.drivers import fence_agent
 from nova_forcedown.monitor.drivers import ipmi
 from nova_forcedown.monitor import fencing
+from nova_forcedown.monitor import in_flight
 from nova_forcedown.monitor import leadership
 from tests.fixtures import processes
 
@@ -381,3 +382,50 @@ class TestLeaderLock(base.BaseTestCase):
                           settings.bmc_username, settings.fence_driver))
         other = monitor_conf.host_settings(conf, 'compute-2')
         self.assertEqual((None, 6230), (other.bmc_address, other.bmc_port))
+
+
+class TestInFlight(base.BaseTestCase):
+    """[monitor] max_in_flight over looks and jobs that start between them."""
+
+    def test_claims_never_pass_the_bound(self):
+        count = in_flight.InFlight(5)
+        self.assertEqual([3, 2, 0], [count.claim(3), count.claim(3),
+                                     count.claim(1)])
+
+    def test_what_a_read_found_under_way_takes_room(self):
+        count = in_flight.InFlight(5)
+        count.read(4, count.read_begins())
+        self.assertEqual(1, count.claim(3))
+
+    def test_released_claims_give_room_back(self):
+        count = in_flight.InFlight(5)
+        count.claim(5)
+        count.released(2)
+        self.assertEqual(2, count.claim(5))
+
+    def test_started_during_a_read_is_counted_though_the_read_missed_it(self):
+        count = in_flight.InFlight(5)
+        count.claim(2)
+        mark = count.read_begins()
+        count.started()
+        count.started()
+        # The read began before either evacuation was accepted.
+        count.read(0, mark)
+        self.assertEqual(3, count.claim(5))
+
+    def test_a_job_still_running_at_a_read_keeps_its_promise(self):
+        count = in_flight.InFlight(5)
+        count.claim(4)
+        count.started()
+        count.read(1, count.read_begins())
+        # One started (read), three promised: one left.
+        self.assertEqual(1, count.claim(5))
+
+    def test_the_next_read_forgets_what_ended(self):
+        count = in_flight.InFlight(5)
+        count.claim(5)
+        for _ in range(5):
+            count.started()
+        self.assertEqual(0, count.claim(1))
+        count.read(0, count.read_begins())
+        self.assertEqual(5, count.claim(5))

@@ -463,10 +463,13 @@ class TestFailedFence(MonitorTestCase):
     stuck = ('rack-b-1',)
 
     def more_config(self):
+        # fence_timeout also bounds each BMC call: 3 s, as an IPMI
+        # exchange with the simulated BMC can take over a second on a
+        # loaded machine, and the test is about the power staying on.
         self.silent = self.useFixture(SilentAddress())
         return ('[monitor]\nconfirm_with = bmc,probe\n'
                 'probe_port = %d\nprobe_timeout = 0.5\n'
-                'fence_timeout = 1\nfence_retries = 1\n'
+                'fence_timeout = 3\nfence_retries = 1\n'
                 '[monitor_host:rack-b-1]\nmanagement_address = 127.0.0.1\n'
                 % self.silent.port)
 
@@ -478,7 +481,7 @@ class TestFailedFence(MonitorTestCase):
         self.assertIn('Host rack-b-1 has failed: its management address '
                       'does not answer and its BMC says it is powered on',
                       output)
-        self.assertIn('still powered on after 1.0 s', output)
+        self.assertIn('still powered on after 3.0 s', output)
         self.assertEqual([], self.cloud.forced_down())
         self.assertNotIn('| evacuate ', self.cloud.history('rack-b-1'))
 
@@ -507,17 +510,38 @@ class SilentAddress(fixtures.Fixture):
 
 
 class TestReservedHost(MonitorTestCase):
-    """Masakari's reserved_host: servers go to a host kept disabled."""
+    """Masakari's reserved_host: servers go to a host kept disabled.
+
+    With add_reserved_host_to_aggregate, it joins the failed host's
+    aggregates first.
+    """
 
     racks = {'rack-a': 2, 'spare': (1, 0)}
     monitor_options = ('recovery_method = reserved_host\n'
-                       'reserved_hosts = spare-1')
+                       'reserved_hosts = spare-1\n'
+                       'add_reserved_host_to_aggregate = true')
+
+    def _aggregate_with(self, name, host):
+        aggregate = self.cloud.compute('POST', '/os-aggregates', {
+            'aggregate': {'name': name}})['aggregate']
+        self.cloud.compute('POST', '/os-aggregates/%s/action' %
+                           aggregate['id'], {'add_host': {'host': host}})
+        return aggregate['id']
+
+    def _hosts_of(self, aggregate_id):
+        return self.cloud.compute('GET', '/os-aggregates/%s' % aggregate_id)[
+            'aggregate']['hosts']
 
     def test_servers_go_to_the_reserved_host_which_is_enabled(self):
         result = self.cloud.manage('service', 'disable', 'spare-1',
                                    '--reason', 'reserved for recovery')
         self.assertEqual(0, result.returncode, result.stderr)
+        failed_hosts = self._aggregate_with('fast-disks', 'rack-a-1')
+        others = self._aggregate_with('other-rack', 'rack-a-2')
         self.recover('rack-a-1')
+        self.assertEqual(['rack-a-1', 'spare-1'],
+                         sorted(self._hosts_of(failed_hosts)))
+        self.assertEqual(['rack-a-2'], self._hosts_of(others))
         copies = self.cloud.running_copies()
         moved = [hosts[0] for hosts in copies.values()
                  if hosts[0] == 'spare-1']
