@@ -277,7 +277,8 @@ class Monitor(periodic.Ticker):
                       for service in hosts}
         self._in_flight.read(sum(recovery.under_way(found)
                                  for found in migrations.values()), mark)
-        self._follow(migrations)
+        self._follow(migrations, {service.host for service in services
+                                  if not service.up or service.forced_down})
         for service in hosts:
             if service.host in self._busy:
                 continue
@@ -416,8 +417,11 @@ class Monitor(periodic.Ticker):
                 return destination
         return False
 
-    def _follow(self, migrations):
-        """Say how each evacuation under way ended, once."""
+    def _follow(self, migrations, down):
+        """Say how each evacuation under way ended, once.
+
+        One whose destination is ``down`` is said once as stuck.
+        """
         seen = set()
         for host, found in migrations.items():
             for migration in found:
@@ -425,6 +429,8 @@ class Monitor(periodic.Ticker):
                 before = self._followed.get(migration.id)
                 if migration.status not in compute_api.MIGRATION_ENDED:
                     self._followed[migration.id] = migration.status
+                    if migration.dest_compute in down:
+                        self._say_stuck(host, migration)
                 elif before is not None:
                     del self._followed[migration.id]
                     level = (logging.ERROR if migration.status in
@@ -434,6 +440,23 @@ class Monitor(periodic.Ticker):
                             migration.dest_compute, migration.status)
         for gone in set(self._followed) - seen:
             del self._followed[gone]
+
+    def _say_stuck(self, host, migration):
+        """An evacuation whose destination went down before it ended.
+
+        Left to an operator: the target keeps the rebuild for the
+        destination's compute service, which may still run it when it
+        comes back, so evacuating the server again could run it twice.
+        """
+        self._say_server(
+            migration.instance_uuid, 'Evacuation of server %s from host %s '
+            'to %s is stuck (%s): %s is down. Not tried again, as %s may '
+            'still rebuild it when its compute service comes back; once %s '
+            'is fenced, an operator may reset the server\'s state and '
+            'evacuate it again.', migration.instance_uuid, host,
+            migration.dest_compute, migration.status,
+            migration.dest_compute, migration.dest_compute,
+            migration.dest_compute, level=logging.ERROR)
 
     def _say_given_up(self, host, servers, migrations):
         for server in recovery.given_up(self._conf, servers, migrations):

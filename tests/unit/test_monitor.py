@@ -12,6 +12,7 @@ from oslotest import base
 
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.conf import monitor as monitor_conf
+from nova_forcedown.monitor import compute_api
 from nova_forcedown.monitor import confirmation
 from nova_forcedown.monitor import detection
 from nova_forcedown.monitor.drivers import base as drivers
@@ -20,6 +21,8 @@ from nova_forcedown.monitor.drivers import ipmi
 from nova_forcedown.monitor import fencing
 from nova_forcedown.monitor import in_flight
 from nova_forcedown.monitor import leadership
+from nova_forcedown.monitor import manager
+from nova_forcedown.monitor import recovery
 from tests.fixtures import processes
 
 BMC_ONLY = [monitor_conf.BMC]
@@ -429,3 +432,55 @@ class TestInFlight(base.BaseTestCase):
         self.assertEqual(0, count.claim(1))
         count.read(0, count.read_begins())
         self.assertEqual(5, count.claim(5))
+
+
+class StuckEvacuationAPI:
+    """A compute API where one evacuation waits for a destination gone down.
+
+    The target's answers are the test's boundary: the monitor under test
+    reads them as it reads Nova's.
+    """
+
+    def __init__(self):
+        fenced = recovery.fenced_reason(False)
+        self.services = [
+            compute_api.Service('s1', 'compute1', 'nova', True, fenced, True,
+                                False, 't1'),
+            compute_api.Service('s2', 'compute2', 'nova', False, None, False,
+                                False, 't2'),
+            compute_api.Service('s3', 'compute3', 'nova', False, None, False,
+                                True, 't3')]
+        self.evacuated = []
+
+    def evacuations_from(self, host):
+        return [compute_api.Migration(7, 'server-1', 'accepted', 'compute2',
+                                      't0')] if host == 'compute1' else []
+
+    def servers_on(self, host):
+        return [compute_api.Server('server-1', 'ACTIVE', 'rebuilding', {},
+                                   {}, 'compute1', None)]
+
+    def evacuate(self, server_id, host=None):
+        self.evacuated.append(server_id)
+
+
+class TestStuckEvacuation(base.BaseTestCase):
+
+    def test_said_once_and_not_tried_again(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name=manager.__name__, level=std_logging.INFO,
+            format='%(levelname)s %(message)s'))
+        directory = self.useFixture(fixtures.TempDir()).path
+        conf = nf_conf.make_conf([])
+        conf.set_override('state_path', directory)
+        api = StuckEvacuationAPI()
+        monitor = manager.Monitor(conf, api, leadership=None)
+        self.addCleanup(monitor.stop, 5)
+        monitor.recover(api.services)
+        monitor.recover(api.services)
+        said = [line for line in log.output.splitlines() if 'stuck' in line]
+        self.assertEqual(1, len(said), log.output)
+        self.assertIn('ERROR Evacuation of server server-1 from host '
+                      'compute1 to compute2 is stuck (accepted): compute2 '
+                      'is down.', said[0])
+        self.assertEqual([], api.evacuated)
