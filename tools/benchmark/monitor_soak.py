@@ -28,6 +28,7 @@ from tests.fixtures import processes
 from tests.fixtures import redis_servers
 from tests.fixtures import server_database
 from tests.fixtures import tcp_proxy
+from tools.benchmark import disruptions
 
 RACKS = {'rack-a': 3, 'rack-b': 2}
 # How the reason of the monitor's force-down starts, in a host's history.
@@ -43,11 +44,10 @@ def _arguments(argv):
     return parser.parse_args(argv)
 
 
-class Soak:
+class Soak(disruptions.Disruptions):
 
     def __init__(self, randomness):
-        self.random = randomness
-        self.done = collections.Counter()
+        super().__init__(randomness)
         self.database = server_database.ServerDatabase('postgresql')
         self.database.setUp()
         self.proxy = tcp_proxy.TCPProxy(self.database.url.port or 5432)
@@ -75,41 +75,32 @@ class Soak:
     def agent_restart(self):
         rack = self.random.choice(self.cloud.racks)
         rack.agent.stop(signal.SIGKILL)
-        self._pause()
+        self.pause()
         self.cloud.restart_agent(rack)
 
     def redis_blip(self):
         self.redis.stop()
-        self._pause()
+        self.pause()
         self.redis.start()
 
     def database_blip(self):
         self.proxy.cut()
-        self._pause()
+        self.pause()
         self.proxy.restore()
 
     def monitor_restart(self):
         self.monitors[-1].stop(signal.SIGKILL)
-        self._pause()
+        self.pause()
         self.monitors.append(self.cloud.start_monitor())
 
     def api_restart(self):
         self.cloud.api.stop(signal.SIGKILL)
-        self._pause()
+        self.pause()
         self.cloud.restart_api()
 
-    def _pause(self):
-        time.sleep(self.random.uniform(3, 8))
-
-    def run(self, seconds):
-        kinds = (self.agent_restart, self.redis_blip, self.database_blip,
-                 self.monitor_restart, self.api_restart)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            disruption = self.random.choice(kinds)
-            disruption()
-            self.done[disruption.__name__] += 1
-            time.sleep(self.random.uniform(5, 15))
+    def kinds(self):
+        return (self.agent_restart, self.redis_blip, self.database_blip,
+                self.monitor_restart, self.api_restart)
 
     def verdict(self):
         """(fences, hosts forced down, monitor lines that are tracebacks)."""
@@ -154,9 +145,7 @@ def main(argv=None):
         soak.run(args.minutes * 60)
         fences, forced_down, tracebacks = soak.verdict()
         print('seed %d, %.1f minutes: %s' % (
-            seed, (time.monotonic() - started) / 60,
-            ', '.join('%d %s' % (count, name.replace('_', ' '))
-                      for name, count in sorted(soak.done.items()))))
+            seed, (time.monotonic() - started) / 60, soak.said_done()))
         print('fences: %d; forced down: %s; tracebacks in the monitors\' '
               'logs: %d' % (fences, forced_down or 'none', tracebacks))
         print('the API\'s os-services then: %s' % soak.api_says())

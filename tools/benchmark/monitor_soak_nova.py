@@ -10,9 +10,10 @@ monitors' leader lock in a Redis of its own, simulated BMCs, and
 is up, one disruption after another, each lasting 3 to 8 s (a
 nova-compute restart lasts 25 s, so that Nova calls its host down), then
 5 to 15 s of calm: a nova-compute killed and started again, Redis stopped
-and started again empty, the BMCs stopped (a black hole) and continued,
-the monitor killed and started again. No host is ever switched off, so
-every fence would be a false one.
+and started again empty, Nova's databases cut at a TCP proxy (connections
+reset, or a black hole) and restored, the BMCs stopped (a black hole) and
+continued, the monitor killed and started again. No host is ever switched
+off, so every fence would be a false one.
 
 Prints what was done, then what Nova says at the end: the services the
 monitor forced down (must be none), the evacuations (must be none), each
@@ -20,7 +21,6 @@ server on its one host, ACTIVE.
 """
 
 import argparse
-import collections
 import json
 import random
 import signal
@@ -32,6 +32,8 @@ import fixtures
 from tests.fixtures import processes
 from tests.fixtures import real_nova
 from tests.fixtures import redis_servers
+from tests.fixtures import tcp_proxy
+from tools.benchmark import disruptions
 
 FENCED = 'nova-forcedown-monitor: fenced'
 # Long enough for Nova to call a host down (service_down_time 20 s).
@@ -45,17 +47,17 @@ def _arguments(argv):
     return parser.parse_args(argv)
 
 
-class Soak(fixtures.Fixture):
+class Soak(fixtures.Fixture, disruptions.Disruptions):
 
     def __init__(self, randomness):
-        super().__init__()
-        self.random = randomness
-        self.done = collections.Counter()
+        fixtures.Fixture.__init__(self)
+        disruptions.Disruptions.__init__(self, randomness)
 
     def _setUp(self):
         self.redis = self.useFixture(redis_servers.RedisServer())
         url = redis_servers.backend_url(self.redis.port, 'soak')
-        self.nova = self.useFixture(real_nova.RealNova(pulse_url=url))
+        self.nova = self.useFixture(real_nova.RealNova(pulse_url=url,
+                                                       database_proxy=True))
         directory = self.useFixture(fixtures.TempDir()).path
         self.config = processes.write_config(
             directory, self.nova.monitor_config(directory, url))
@@ -76,33 +78,33 @@ class Soak(fixtures.Fixture):
 
     def redis_blip(self):
         self.redis.stop()
-        self._pause()
+        self.pause()
         self.redis.start()
 
     def bmc_black_hole(self):
         self.nova.bmc_process.process.send_signal(signal.SIGSTOP)
         try:
-            self._pause()
+            self.pause()
         finally:
             self.nova.bmc_process.process.send_signal(signal.SIGCONT)
 
     def monitor_restart(self):
         self.monitors[-1].stop(signal.SIGKILL)
-        self._pause()
+        self.pause()
         self.monitors.append(self._start_monitor())
 
-    def _pause(self):
-        time.sleep(self.random.uniform(3, 8))
+    def database_blip(self):
+        """Nova's databases cut at the proxy: reset, or a black hole."""
+        self.nova.database_proxy.cut(self.random.choice(
+            (tcp_proxy.RESET, tcp_proxy.BLACKHOLE)))
+        try:
+            self.pause()
+        finally:
+            self.nova.database_proxy.restore()
 
-    def run(self, seconds):
-        kinds = (self.compute_restart, self.redis_blip, self.bmc_black_hole,
-                 self.monitor_restart)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            disruption = self.random.choice(kinds)
-            disruption()
-            self.done[disruption.__name__] += 1
-            time.sleep(self.random.uniform(5, 15))
+    def kinds(self):
+        return (self.compute_restart, self.redis_blip, self.database_blip,
+                self.bmc_black_hole, self.monitor_restart)
 
     def verdict(self):
         """What Nova says once every host is up again."""
