@@ -22,6 +22,7 @@ from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 
 from nova_forcedown.api import deploy
+from nova_forcedown import cmd
 from nova_forcedown import conf as nf_conf
 from nova_forcedown.conf import database as nf_database
 from nova_forcedown import context as nf_context
@@ -194,6 +195,9 @@ def gunicorn_options(conf, host, port):
         # Two servers on one host must not share a control socket.
         'control_socket': os.path.join(
             conf.state_path, '%s-%s.ctl' % (PROG, port)),
+        # The arbiter and each worker exit without the final collections.
+        'worker_exit': lambda arbiter, worker_: cmd.before_exit(),
+        'on_exit': lambda arbiter: cmd.before_exit(),
     }
 
 

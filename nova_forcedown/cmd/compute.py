@@ -136,6 +136,7 @@ def _serve(conf, agent, stop):
     LOG.info('Stopping on signal.')
     agent.stop()
     notifications.flush()
+    cmd.before_exit()
 
 
 if __name__ == '__main__':

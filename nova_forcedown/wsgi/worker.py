@@ -36,6 +36,7 @@ from waitress import channel
 from waitress import parser
 from waitress import server
 from waitress import task
+from waitress import trigger
 from waitress import utilities
 from waitress import wasyncore
 
@@ -45,7 +46,8 @@ from nova_forcedown.conf import wsgi as wsgi_opts
 LOG = logging.getLogger(__name__)
 
 # Seconds the event loop waits for activity before it tells the arbiter it
-# is alive and checks whether it should stop.
+# is alive and checks whether its parent changed. A stop signal wakes it at
+# once (see handle_exit).
 LOOP_TIMEOUT = 1.0
 
 # The server stops reading a body at this many times the application's
@@ -235,6 +237,9 @@ class BufferingWorker(base.Worker):
         dispatcher = task.ThreadedTaskDispatcher()
         dispatcher.set_thread_count(self.cfg.threads)
         socket_map = self._listen(dispatcher)
+        # Written to by handle_exit: the loop sees the stop at once, not
+        # up to LOOP_TIMEOUT later.
+        self._wake = trigger.trigger(socket_map)
         while self.alive:
             self.notify()
             if self.ppid != os.getppid():
@@ -243,6 +248,14 @@ class BufferingWorker(base.Worker):
             wasyncore.loop(timeout=LOOP_TIMEOUT, map=socket_map,
                            use_poll=True, count=1)
         self._stop(socket_map, dispatcher)
+
+    def handle_exit(self, sig, frame):
+        """SIGTERM: stop gracefully, beginning now."""
+        super().handle_exit(sig, frame)
+        wake = getattr(self, '_wake', None)
+        if wake is not None:
+            # One byte down a pipe: safe in a signal handler.
+            wake.pull_trigger()
 
     def _adjustments(self):
         return adjustments.Adjustments(
