@@ -266,7 +266,12 @@ class Monitor(periodic.Ticker):
         host; each host's batch runs in its own job, on a fresh verdict.
         A host with nothing left to do is looked at every SETTLED_RECHECK
         seconds only, so hosts fenced long ago cost the API little.
+
+        A host whose job runs is read (its evacuations count) but left to
+        its job; so is one whose job ended during the reads, which may
+        predate its evacuations.
         """
+        busy = self._busy_hosts()
         hosts = [service for service in recovery.recovering(services)
                  if self._clock() >= self._settled.get(service.host, 0)]
         for gone in set(self._settled) - {
@@ -280,7 +285,7 @@ class Monitor(periodic.Ticker):
         self._follow(migrations, {service.host for service in services
                                   if not service.up or service.forced_down})
         for service in hosts:
-            if service.host in self._busy:
+            if service.host in busy:
                 continue
             try:
                 self._recover_host(service, migrations[service.host])
@@ -552,6 +557,11 @@ class Monitor(periodic.Ticker):
 
     # ----------------------------------------------------------- the pool
 
+    def _busy_hosts(self):
+        """The hosts whose job runs now."""
+        return {host for host, job in list(self._busy.items())
+                if job is not None and not job.done()}
+
     def _start(self, host, job, *args):
         """Run ``job(*args)`` for ``host`` in the pool; whether it started.
 
@@ -612,9 +622,10 @@ class Monitor(periodic.Ticker):
             self._said_recovery[host] = why
 
     def _forget(self, suspected):
+        busy = self._busy_hosts()
         with self._said_lock:
             for host in set(self._said) - suspected:
-                if host in self._busy:
+                if host in busy:
                     continue
                 LOG.info('Host %s is no longer a suspect: it is up again, or '
                          'was forced down or disabled.', host)

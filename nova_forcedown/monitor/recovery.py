@@ -65,8 +65,9 @@ def to_evacuate(conf, servers, migrations):
 
     Those with no task under way, active or stopped, or in error after a
     failed evacuation: one that found no host with room waits for room
-    (tried again however often, :func:`waits_for_room`), another failure
-    is tried again ``[monitor] evacuation_retries`` times. With
+    (tried again however often, :func:`waits_for_room`, read from the
+    server's fault, which no purge of the evacuations removes), another
+    failure is tried again ``[monitor] evacuation_retries`` times. With
     ``[monitor] evacuate = tagged``, the tagged ones only.
     """
     chosen = []
@@ -75,8 +76,8 @@ def to_evacuate(conf, servers, migrations):
             continue
         if server.status == ERROR:
             failed = failures(migrations, server.id)
-            if not failed or (failed > conf.monitor.evacuation_retries and
-                              not waits_for_room(server)):
+            if not waits_for_room(server) and (
+                    not failed or failed > conf.monitor.evacuation_retries):
                 continue
         elif server.status not in EVACUATED_STATUSES:
             continue

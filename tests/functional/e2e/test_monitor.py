@@ -422,6 +422,32 @@ class TestPurgeDuringRecovery(MonitorTestCase):
         self.assertRecovered('rack-a-1')
 
 
+class TestPurgeWhileWaitingForRoom(MonitorTestCase):
+    """db purge --all while a fenced host's servers wait for room.
+
+    Their evacuations failed (no valid host) and are purged; the monitor
+    knows from each server's fault that it waits for room.
+    """
+
+    racks = {'rack-a': (2, 2)}
+
+    def test_they_are_evacuated_when_room_comes(self):
+        # The only other host is disabled: no room for rack-a-1's servers.
+        result = self.cloud.manage('service', 'disable', 'rack-a-2')
+        self.assertEqual(0, result.returncode, result.stderr)
+        monitor = self.cloud.start_monitor()
+        monitored_hosts.wait_for_log(monitor, 'Leading')
+        self.power_off('rack-a-1')
+        monitored_hosts.wait_for_log(monitor, 'no host has room for it')
+        result = self.cloud.manage('db', 'purge', '--all', '--verbose')
+        self.assertEqual(0, result.returncode, result.stderr)
+        # Their failed evacuations were purged.
+        self.assertRegex(result.stdout, r'\| migrations +\| [1-9]')
+        result = self.cloud.manage('service', 'enable', 'rack-a-2')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertRecovered('rack-a-1')
+
+
 class TestHungBmc(MonitorTestCase):
     """A host whose BMC hangs beside a host that fails: each its own time.
 
