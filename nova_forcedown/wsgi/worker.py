@@ -247,6 +247,9 @@ class BufferingWorker(base.Worker):
                 break
             wasyncore.loop(timeout=LOOP_TIMEOUT, map=socket_map,
                            use_poll=True, count=1)
+        # The stop is under way: a later SIGTERM (systemd's beside the
+        # arbiter's) must not write to the pipe once _stop has closed it.
+        self._wake = None
         self._stop(socket_map, dispatcher)
 
     def handle_exit(self, sig, frame):
