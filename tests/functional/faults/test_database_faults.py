@@ -24,6 +24,9 @@ HOSTS = 4
 PREFIX = 'fault-'
 POOL_TIMEOUT = 3
 RECOVERY_LIMIT = 30
+# Seconds between an agent's tries of the database at start (oslo.db's
+# default is 10): the recovery is watched, not waited out.
+RETRY_INTERVAL = 1
 
 DEFAULT_PORTS = {'postgresql': 5432, 'mysql': 3306}
 
@@ -55,7 +58,9 @@ class _DatabaseFaultsMixin:
                 self.database.url_via(self.proxy.port), workers=2,
                 database_extra=(
                     'pool_timeout = %d\nconnection_parameters = %s\n'
-                    % (POOL_TIMEOUT, self.CONNECTION_PARAMETERS))))
+                    'retry_interval = %d\n'
+                    % (POOL_TIMEOUT, self.CONNECTION_PARAMETERS,
+                       RETRY_INTERVAL))))
         self.api = deployment.start_api()
         self.client = self.api.client
         self.client.timeout = self.bound + 5
