@@ -2,6 +2,7 @@
 flavor administration."""
 
 import datetime
+import re
 import sys
 import warnings
 
@@ -92,9 +93,14 @@ def _parse_before(text, now=None):
     HH:MM[:SS]]``, ISO 8601), but not fuzzily: a phrase such as "30 days
     ago" is refused, not read as the 30th of this month. A time without a
     zone is UTC, as the database keeps times; a zone name dateutil does not
-    know (CEST) is refused, not ignored. A cutoff in the future is refused:
-    --all says that.
+    know (CEST) is refused, not ignored. A bare number ("1", "99") is
+    refused, not read as a day of this month or a year. A cutoff in the
+    future is refused: --all says that.
     """
+    if re.fullmatch(r'\s*[+-]?\d+\s*', text):
+        raise ValueError(
+            '"%s" is a number, not a date: give one such as 2026-10-21'
+            % text)
     with warnings.catch_warnings():
         warnings.simplefilter('error', dateutil_parser.UnknownTimezoneWarning)
         try:
@@ -113,7 +119,12 @@ def _parse_before(text, now=None):
         except OverflowError as exc:
             raise ValueError('%s: %s' % (text, exc))
     if when.tzinfo is not None:
-        when = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        try:
+            when = when.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+        except OverflowError:
+            raise ValueError('%s: in UTC it is out of the years 1 to 9999'
+                             % text)
     if when > (now or timeutils.utcnow()):
         raise ValueError('%s is in the future; --all purges all that may '
                          'go' % _utc_text(when))

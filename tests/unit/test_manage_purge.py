@@ -43,6 +43,19 @@ class TestBefore(base.BaseTestCase):
         for text in ('2026-13-01', '2026-02-30', '99999999999999999999'):
             self.assertRaises(ValueError, manage._parse_before, text, NOW)
 
+    def test_a_bare_number_is_refused_not_read_as_a_day_or_a_year(self):
+        for text in ('1', '-1', '99', '+2026', ' 7 '):
+            error = self.assertRaises(ValueError, manage._parse_before,
+                                      text, NOW)
+            self.assertIn('is a number, not a date', str(error))
+
+    def test_an_offset_past_the_calendar_is_refused(self):
+        for text in ('9999-12-31T23:59:59-23:59',
+                     '0001-01-01T00:00:00+23:59'):
+            error = self.assertRaises(ValueError, manage._parse_before,
+                                      text, NOW)
+            self.assertIn('out of the years 1 to 9999', str(error))
+
     def test_a_cutoff_in_the_future_is_refused(self):
         self.assertEqual(NOW, manage._parse_before('2026-11-01 08:30', NOW))
         error = self.assertRaises(ValueError, manage._parse_before,
