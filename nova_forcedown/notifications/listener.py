@@ -14,6 +14,8 @@ AMQP through kombu, which oslo.messaging's rabbit driver uses, and supports
 import json
 import threading
 
+from oslo_config import cfg
+
 from nova_forcedown import messaging as nf_messaging
 
 # The priorities oslo.messaging puts in routing keys, lower case.
@@ -33,9 +35,16 @@ def broker_urls(conf):
     messaging = nf_messaging.import_messaging()
     transport = messaging.get_notification_transport(conf)
     transport.cleanup()
-    url = messaging.TransportURL.parse(
-        conf, conf.oslo_messaging_notifications.transport_url or
-        conf.transport_url)
+    configured = (conf.oslo_messaging_notifications.transport_url or
+                  _set_by_the_operator(conf, 'transport_url'))
+    if not configured:
+        # oslo.messaging would use its default broker (rabbit://), where
+        # the services of this configuration send nothing.
+        raise ListenError('no transport_url is set ([oslo_messaging_'
+                          'notifications] or [DEFAULT]): the services of '
+                          'this configuration send no notifications; set '
+                          'the transport_url they use')
+    url = messaging.TransportURL.parse(conf, configured)
     if url.transport not in ('rabbit', 'kombu', 'amqp'):
         raise ListenError('notifications listen supports rabbit:// '
                           'transport URLs only, not %s://' % url.transport)
@@ -49,6 +58,14 @@ def broker_urls(conf):
         full.append('amqp://%s%s/%s' % (credentials, netloc, vhost))
         shown.append('amqp://%s/%s' % (netloc, vhost))
     return ';'.join(full), ';'.join(shown)
+
+
+def _set_by_the_operator(conf, name):
+    """``[DEFAULT] name`` where a file or the command line set it."""
+    location = conf.get_location(name)
+    if location is None or location.location == cfg.Locations.opt_default:
+        return None
+    return conf[name]
 
 
 def decode(body):

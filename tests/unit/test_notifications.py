@@ -2,6 +2,7 @@
 best effort."""
 
 import datetime
+import os
 import queue
 from unittest import mock
 
@@ -10,6 +11,7 @@ import oslo_messaging
 from oslo_versionedobjects import fixture as ovo_fixture
 from oslotest import base
 
+from nova_forcedown import conf as nf_conf
 from nova_forcedown import context as nf_context
 from nova_forcedown import notifications
 from nova_forcedown.notifications import listener
@@ -462,3 +464,23 @@ class TestListenerFormat(base.BaseTestCase):
                          listener.decode(body))
         self.assertEqual({'event_type': 'x'},
                          listener.decode({'event_type': 'x'}))
+
+
+class TestListenerBroker(base.BaseTestCase):
+
+    def _conf(self, text):
+        directory = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(directory, 'nova_forcedown.conf')
+        with open(path, 'w') as config:
+            config.write(text)
+        return nf_conf.make_conf(['--config-file', path])
+
+    def test_without_a_transport_url_it_says_so(self):
+        error = self.assertRaises(listener.ListenError, listener.broker_urls,
+                                  self._conf('[DEFAULT]\n'))
+        self.assertIn('no transport_url is set', str(error))
+
+    def test_the_default_transport_url_is_used(self):
+        _, shown = listener.broker_urls(self._conf(
+            '[DEFAULT]\ntransport_url = rabbit://u:p@127.0.0.1:5673/nf\n'))
+        self.assertEqual('amqp://127.0.0.1:5673/nf', shown)
