@@ -298,7 +298,24 @@ class FlavorExtraSpecUpdateCreateFailed(Conflict):
                '%(retries)d retries.')
 
 
-class DatabaseDriverMissing(NovaForcedownException):
+class DatabaseConnectionUnusable(NovaForcedownException):
+    """A stop at start-up: [database] connection cannot be used as written."""
+
+
+class DatabaseURLInvalid(DatabaseConnectionUnusable):
+    msg_fmt = ('[database] connection is not a database URL: write '
+               'dialect+driver://user:password@host/database, such as '
+               'mysql+pymysql://nova:secret@db.example.com/nova_forcedown '
+               'or sqlite:////var/lib/nova_forcedown/nova_forcedown.sqlite')
+
+
+class DatabaseDialectUnknown(DatabaseConnectionUnusable):
+    msg_fmt = ('[database] connection: SQLAlchemy knows no database '
+               '%(scheme)s://; write postgresql+psycopg2://, '
+               'mysql+pymysql:// or sqlite:///')
+
+
+class DatabaseDriverMissing(DatabaseConnectionUnusable):
     """A stop at start-up: the database URL needs a driver not installed."""
     msg_fmt = ("the %(backend)s driver (Python module %(module)s) is not "
                "installed: pip install 'nova-forcedown[%(extra)s]' (from a "

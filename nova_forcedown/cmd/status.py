@@ -145,7 +145,7 @@ def main(argv=None):
     db_engine.fail_at_once_at_start(conf)
     try:
         db_engine.configure(conf)
-    except exception.DatabaseDriverMissing as exc:
+    except exception.DatabaseConnectionUnusable as exc:
         checks.database_unusable = 'Cannot use the database: %s.' % exc
     return upgradecheck.run(conf)
 

@@ -1,5 +1,7 @@
 """[database] options: oslo.db's own plus sync_on_startup."""
 
+import re
+
 from oslo_config import cfg
 from oslo_db import options as db_options
 import sqlalchemy as sa
@@ -23,8 +25,13 @@ def register_opts(conf):
 
 def masked_connection(conf):
     """``[database] connection`` with its password masked, for messages."""
-    return sa.engine.make_url(conf.database.connection).render_as_string(
-        hide_password=True)
+    try:
+        return sa.engine.make_url(conf.database.connection).render_as_string(
+            hide_password=True)
+    except sa.exc.ArgumentError:
+        # Not a URL: what looks like a password is masked all the same.
+        return re.sub(r'(//[^/:@]*:)[^@]*@', r'\1***@',
+                      conf.database.connection)
 
 
 def size_pool_for_threads(conf):

@@ -135,6 +135,14 @@ def configure(conf, manager=None):
     (manager or context_manager).configure(**settings)
 
 
+def parse_url(connection):
+    """The SQLAlchemy URL of ``[database] connection``, or one line why not."""
+    try:
+        return sa.engine.make_url(connection)
+    except sa.exc.ArgumentError:
+        raise exception.DatabaseURLInvalid()
+
+
 def _check_driver(connection):
     """Refuse a URL whose DB-API driver is not installed.
 
@@ -142,9 +150,13 @@ def _check_driver(connection):
     """
     if not connection:
         return
-    url = sa.engine.make_url(connection)
+    url = parse_url(connection)
     try:
-        url.get_dialect().import_dbapi()
+        dialect = url.get_dialect()
+    except sa.exc.NoSuchModuleError:
+        raise exception.DatabaseDialectUnknown(scheme=url.drivername)
+    try:
+        dialect.import_dbapi()
     except ImportError as exc:
         backend = url.get_backend_name()
         module = exc.name or url.drivername
@@ -159,7 +171,7 @@ def _check_driver(connection):
 
 
 def _server_timeouts(conf):
-    url = sa.engine.make_url(conf.database.connection)
+    url = parse_url(conf.database.connection)
     if url.get_backend_name() not in _SERVER_BACKENDS:
         return
     conf.set_default('pool_timeout', POOL_TIMEOUT, group='database')
@@ -178,7 +190,7 @@ def _server_timeouts(conf):
 def _ensure_sqlite_directory(url):
     if not url:
         return
-    url = sa.engine.make_url(url)
+    url = parse_url(url)
     if url.get_backend_name() == 'sqlite' and url.database not in (
             None, '', ':memory:'):
         directory = os.path.dirname(os.path.abspath(url.database))

@@ -12,6 +12,9 @@ from nova_forcedown import exception
 STARTUP_ONLY = (exception.DatabaseNotMigrated,
                 exception.DatabaseNewerThanCode,
                 exception.SchemaRevisionRefused,
+                exception.DatabaseConnectionUnusable,
+                exception.DatabaseURLInvalid,
+                exception.DatabaseDialectUnknown,
                 exception.DatabaseDriverMissing,
                 exception.DatabaseDriverNotOurs)
 

@@ -200,6 +200,36 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
             self._check(url, module, ours)
 
 
+class TestMalformedDatabaseURL(StartUpErrorTestCase):
+    """A connection that is not a URL, or names no database SQLAlchemy has.
+
+    Each command names the option and what to write, in one line.
+    """
+
+    def _check(self, url, said):
+        config = self.config('[api]\nauth_strategy = noauth2\n'
+                             '[database]\nconnection = %s\n' % url)
+        for argv in (('nova-forcedown-api', '--port', '0'),
+                     ('nova-forcedown-manage', 'db', 'version')):
+            result = self.run_script(argv[0], '--config-file', config,
+                                     *argv[1:])
+            self.assertOneLine(result, '[database] connection', said)
+            self.assertNotIn('hunter2', result.stderr)
+        result = self.run_script('nova-forcedown-status', '--config-file',
+                                 config, 'upgrade', 'check', '--json')
+        self.assertEqual(2, result.returncode)
+        self.assertNotIn('Traceback', result.stdout + result.stderr)
+        self.assertIn(said, result.stdout)
+
+    def test_not_a_url(self):
+        for url in ('sqlite:nf.db', '127.0.0.1/nf'):
+            self._check(url, 'is not a database URL')
+
+    def test_a_scheme_sqlalchemy_does_not_know(self):
+        self._check('postgres://nova:hunter2@127.0.0.1/nf',
+                    'SQLAlchemy knows no database postgres://')
+
+
 class TestSchemaOfANewerRelease(StartUpErrorTestCase):
     """A newer release ran db sync; this one is still installed here.
 
