@@ -298,6 +298,11 @@ class FlavorExtraSpecUpdateCreateFailed(Conflict):
                '%(retries)d retries.')
 
 
+class PolicyFileInvalid(NovaForcedownException):
+    """A stop at start-up: the policy file cannot be used."""
+    msg_fmt = 'policy file %(path)s cannot be used: %(reason)s'
+
+
 class DatabaseConnectionUnusable(NovaForcedownException):
     """A stop at start-up: [database] connection cannot be used as written."""
 

@@ -1,6 +1,8 @@
 """oslo.policy enforcer set-up; the rules live in nova_forcedown.policies."""
 
 import argparse
+import contextlib
+import logging as std_logging
 import sys
 
 from oslo_config import cfg
@@ -19,6 +21,58 @@ def make_enforcer(conf):
     enforcer = policy.Enforcer(conf)
     enforcer.register_defaults(policies.list_rules())
     return enforcer
+
+
+def check_policy_file(conf):
+    """(the policy file's path or None, the rule names it sets unknown).
+
+    Raises PolicyFileInvalid, naming the file, when it cannot be read or
+    parsed or a rule of it is not a valid check: the API refuses to start
+    on it, and the status command reports it.
+    """
+    # The Enforcer registers the [oslo_policy] options.
+    enforcer = make_enforcer(conf)
+    path = conf.find_file(conf.oslo_policy.policy_file)
+    if path is None:
+        return None, []
+    try:
+        with open(path) as policy_file:
+            overrides = policy.parse_file_contents(policy_file.read()) or {}
+        with _parser_quiet():
+            enforcer.load_rules(force_reload=True)
+        enforcer.check_rules(raise_on_violation=True)
+    except (OSError, ValueError, policy.InvalidDefinitionError) as exc:
+        raise exception.PolicyFileInvalid(
+            path=path, reason=' '.join(str(exc).split()))
+    unparsed = _unparsed(enforcer, overrides)
+    if unparsed:
+        raise exception.PolicyFileInvalid(
+            path=path, reason='these rules cannot be parsed (a rule that '
+            'denies everyone is "!"): %s' % ', '.join(unparsed))
+    known = {rule.name for rule in policies.list_rules()}
+    return path, sorted(set(overrides) - known)
+
+
+@contextlib.contextmanager
+def _parser_quiet():
+    """oslo.policy logs a traceback for each rule it cannot parse."""
+    parser_log = std_logging.getLogger('oslo_policy._parser')
+    level = parser_log.level
+    parser_log.setLevel(std_logging.CRITICAL)
+    try:
+        yield
+    finally:
+        parser_log.setLevel(level)
+
+
+def _unparsed(enforcer, overrides):
+    """Rules oslo.policy read as "deny everyone" though not written so.
+
+    It reads a rule it cannot parse as "!".
+    """
+    return sorted(name for name, text in overrides.items()
+                  if str(enforcer.rules.get(name)) == '!' and
+                  str(text).strip() != '!')
 
 
 class Authorizer:

@@ -30,6 +30,7 @@ from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown.objects import flavor as flavor_obj
+from nova_forcedown import policy as nf_policy
 from nova_forcedown.wsgi import worker
 
 LOG = logging.getLogger(__name__)
@@ -201,6 +202,18 @@ def gunicorn_options(conf, host, port):
     }
 
 
+def _check_policy_file(conf):
+    """Refuse a policy file that cannot be used; say unknown rules once.
+
+    oslo.policy would read it at the first request, and answer every
+    request 500 with a traceback.
+    """
+    path, unknown = nf_policy.check_policy_file(conf)
+    if unknown:
+        LOG.warning('Policy file %s sets rules that nova-forcedown never '
+                    'checks (misspelt?): %s', path, ', '.join(unknown))
+
+
 def _load(argv, server_args):
     conf = nf_conf.make_conf(argv, validate=False, description=DESCRIPTION)
     if server_args.dev:
@@ -225,6 +238,7 @@ def main(argv=None):
             raise StartupError('auth_strategy noauth2 is refused on the '
                                'non-loopback address %s' % host)
         _check_bind(host, port)
+        _check_policy_file(conf)
         db_engine.fail_at_once_at_start(conf)
         schema.prepare(conf)
         flavors = _dev_flavors() if server_args.dev else []

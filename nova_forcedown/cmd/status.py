@@ -11,7 +11,6 @@ import sys
 from oslo_config import cfg
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
-from oslo_policy import policy as oslo_policy
 from oslo_upgradecheck import upgradecheck
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -20,7 +19,6 @@ from nova_forcedown import conf as nf_conf
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import schema
 from nova_forcedown import exception
-from nova_forcedown import policies
 from nova_forcedown import policy
 
 Code = upgradecheck.Code
@@ -77,24 +75,14 @@ class UpgradeChecks(upgradecheck.UpgradeCommands):
         return Result(Code.SUCCESS, 'Present.')
 
     def _check_policy_file(self):
-        enforcer = policy.make_enforcer(self.conf)
-        path = self.conf.find_file(self.conf.oslo_policy.policy_file)
+        try:
+            path, unknown = policy.check_policy_file(self.conf)
+        except exception.PolicyFileInvalid as exc:
+            return Result(Code.FAILURE, '%s%s' % (str(exc)[0].upper(),
+                                                  str(exc)[1:]))
         if path is None:
             return Result(Code.SUCCESS,
                           'No policy file found; the defaults in code apply.')
-        try:
-            with open(path) as policy_file:
-                overrides = oslo_policy.parse_file_contents(policy_file.read())
-            enforcer.load_rules(force_reload=True)
-        except (OSError, ValueError) as exc:
-            return Result(Code.FAILURE, 'Policy file %s cannot be used: %s'
-                          % (path, ' '.join(str(exc).split())))
-        try:
-            enforcer.check_rules(raise_on_violation=True)
-        except oslo_policy.InvalidDefinitionError as exc:
-            return Result(Code.FAILURE, 'Policy file %s: %s' % (path, exc))
-        known = {rule.name for rule in policies.list_rules()}
-        unknown = sorted(set(overrides) - known)
         if unknown:
             return Result(Code.WARNING,
                           'Policy file %s sets rules that nova-forcedown '

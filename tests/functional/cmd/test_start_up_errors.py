@@ -230,6 +230,33 @@ class TestMalformedDatabaseURL(StartUpErrorTestCase):
                     'SQLAlchemy knows no database postgres://')
 
 
+class TestPolicyFile(StartUpErrorTestCase):
+    """A policy file the API cannot use stops it at start, in one line.
+
+    oslo.policy would read it at the first request and answer every
+    request 500, logging a traceback and naming no file.
+    """
+
+    def _refused(self, rules, said):
+        path = os.path.join(self.directory, 'policy.yaml')
+        with open(path, 'w') as policy_file:
+            policy_file.write(rules)
+        config = self.config('[api]\nauth_strategy = noauth2\n'
+                             '[oslo_policy]\npolicy_file = %s\n' % path)
+        result = self.run_script('nova-forcedown-api', '--config-file',
+                                 config, '--port', '0')
+        self.assertOneLine(result, 'policy file %s cannot be used' % path,
+                           said)
+
+    def test_yaml_that_does_not_parse(self):
+        self._refused('os_compute_api:os-services:list: [\n',
+                      'expected the node content')
+
+    def test_a_rule_that_does_not_parse(self):
+        self._refused('os_compute_api:os-services:list: "role:admin or"\n',
+                      'these rules cannot be parsed')
+
+
 class TestSchemaOfANewerRelease(StartUpErrorTestCase):
     """A newer release ran db sync; this one is still installed here.
 
