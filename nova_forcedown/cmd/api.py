@@ -24,6 +24,7 @@ from sqlalchemy import exc as sa_exc
 from nova_forcedown.api import deploy
 from nova_forcedown import cmd
 from nova_forcedown import conf as nf_conf
+from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown.conf import database as nf_database
 from nova_forcedown import context as nf_context
 from nova_forcedown.db import engine as db_engine
@@ -31,6 +32,7 @@ from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown.objects import flavor as flavor_obj
 from nova_forcedown import policy as nf_policy
+from nova_forcedown.servicegroup import membership
 from nova_forcedown.wsgi import worker
 
 LOG = logging.getLogger(__name__)
@@ -214,6 +216,23 @@ def _check_policy_file(conf):
                     'checks (misspelt?): %s', path, ', '.join(unknown))
 
 
+def _check_liveness_backend(conf):
+    """With the tooz driver, the liveness backend checked at start.
+
+    A URL tooz cannot use is refused; a backend that does not answer now
+    is said once (states then come from the database heartbeats).
+    """
+    if conf.servicegroup_driver != 'tooz':
+        return
+    membership.check_backend_url(conf.coordination.backend_url)
+    if not membership.answers(conf):
+        LOG.warning('The coordination backend at %s does not answer: until '
+                    'it does, service states come from the heartbeats '
+                    'the agents keep in the database.',
+                    coordination_conf.shown_url(
+                        conf.coordination.backend_url))
+
+
 def _load(argv, server_args):
     conf = nf_conf.make_conf(argv, validate=False, description=DESCRIPTION)
     if server_args.dev:
@@ -239,6 +258,7 @@ def main(argv=None):
                                'non-loopback address %s' % host)
         _check_bind(host, port)
         _check_policy_file(conf)
+        _check_liveness_backend(conf)
         db_engine.fail_at_once_at_start(conf)
         schema.prepare(conf)
         flavors = _dev_flavors() if server_args.dev else []

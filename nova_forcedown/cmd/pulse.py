@@ -77,7 +77,7 @@ def main(argv=None):
                          ['stevedore=ERROR'])
     logging.setup(conf, 'nova_forcedown')
     try:
-        _check_backend_url(conf)
+        membership.check_backend_url(conf.coordination.backend_url)
     except cfg.Error as exc:
         return _error(exc)
     stop = cmd.stop_on_signals()
@@ -108,15 +108,6 @@ def _error(message):
     """A configuration error, said in one line: exit status 2."""
     print('%s: %s' % (PROG, message), file=sys.stderr)
     return 2
-
-
-def _check_backend_url(conf):
-    """cfg.Error naming the option if tooz cannot use the backend URL."""
-    url = conf.coordination.backend_url
-    problem = membership.unusable_backend(url)
-    if problem is not None:
-        raise cfg.Error('[coordination] backend_url %s is not valid: %s' % (
-            coordination_conf.shown_url(url) or '(empty)', problem))
 
 
 if __name__ == '__main__':

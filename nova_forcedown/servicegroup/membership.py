@@ -26,6 +26,7 @@ import time
 import urllib.parse
 import uuid
 
+from oslo_config import cfg
 from oslo_log import log as logging
 from stevedore import exception as stevedore_exc
 import tooz
@@ -33,6 +34,7 @@ from tooz import coordination
 
 from nova_forcedown import background
 from nova_forcedown import condition_log
+from nova_forcedown.conf import coordination as coordination_conf
 from nova_forcedown import exception
 
 LOG = logging.getLogger(__name__)
@@ -118,6 +120,26 @@ def unusable_backend(url):
     except Exception as exc:  # noqa: whatever the driver refuses
         return exception.first_line(exc)
     return None
+
+
+def check_backend_url(url):
+    """cfg.Error naming the option if tooz cannot use the backend ``url``."""
+    problem = unusable_backend(url)
+    if problem is not None:
+        raise cfg.Error('[coordination] backend_url %s is not valid: %s' % (
+            coordination_conf.shown_url(url) or '(empty)', problem))
+
+
+def answers(conf):
+    """Whether the backend answers a read within READ_TIMEOUT.
+
+    The reader logs why not, in one line.
+    """
+    reader = MembershipReader(conf)
+    try:
+        return reader.members() is not None
+    finally:
+        reader.stop()
 
 
 def _known_schemes():

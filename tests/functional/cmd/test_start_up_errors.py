@@ -98,6 +98,39 @@ class TestPulseSettings(StartUpErrorTestCase):
         self.assertEqual(2, result.returncode)
 
 
+class TestLivenessBackendOfTheAPI(StartUpErrorTestCase):
+    """With the tooz driver, the API checks its backend as it starts."""
+
+    def _config(self, url):
+        return self.config('[DEFAULT]\nservicegroup_driver = tooz\n'
+                           'state_path = %s\n[database]\nsync_on_startup = '
+                           'true\n[api]\nauth_strategy = '
+                           'noauth2\n[coordination]\nbackend_url = %s\n'
+                           % (self.directory, url))
+
+    def test_a_backend_tooz_does_not_know_is_refused(self):
+        result = self.run_script('nova-forcedown-api', '--config-file',
+                                 self._config('nosuch://127.0.0.1:1'),
+                                 '--port', '0')
+        self.assertOneLine(result, '[coordination] backend_url '
+                           'nosuch://127.0.0.1:1 is not valid')
+        self.assertEqual(2, result.returncode)
+
+    def test_a_backend_away_is_said_once_and_the_api_serves(self):
+        port = processes.free_port()
+        api = self.useFixture(processes.Process([
+            processes.script('nova-forcedown-api'), '--config-file',
+            self._config('redis://127.0.0.1:1'), '--port', str(port)],
+            env=self.home))
+        processes.wait_for_http('http://127.0.0.1:%d/' % port,
+                                process=api.process)
+        said = [line for line in api.output().splitlines()
+                if 'WARNING' in line or 'ERROR' in line]
+        self.assertEqual(1, len(said), api.output())
+        self.assertIn('The coordination backend at redis://127.0.0.1:1 '
+                      'does not answer', said[0])
+
+
 class TestKeystoneSettings(StartUpErrorTestCase):
 
     def test_keystone_auth_without_its_settings_does_not_start(self):
