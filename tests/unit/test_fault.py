@@ -12,6 +12,7 @@ from nova_forcedown import exception
 STARTUP_ONLY = (exception.DatabaseNotMigrated,
                 exception.DatabaseNewerThanCode,
                 exception.SchemaRevisionRefused,
+                exception.PolicyFileInvalid,
                 exception.DatabaseConnectionUnusable,
                 exception.DatabaseURLInvalid,
                 exception.DatabaseDialectUnknown,
