@@ -22,6 +22,10 @@ _UNSEEN = object()
 
 # Nova's system metadata names an image property "image_<property>".
 IMAGE_PROPERTY_PREFIX = 'image_'
+# What it keeps there of the image itself, which no view shows as a
+# property.
+IMAGE_ATTRIBUTES = frozenset(('base_image_ref', 'container_format',
+                              'disk_format', 'min_disk', 'min_ram'))
 # Nova hides a server's addresses while it is being built.
 BUILDING = 'building'
 
@@ -268,11 +272,7 @@ class Servers:
             'href': '%s/images/%s' % (self.options.bookmark_base,
                                       image_ref)}]}
         if self.v2_98:
-            view['properties'] = {
-                name[len(IMAGE_PROPERTY_PREFIX):]: value
-                for name, value in (properties or {}).items()
-                if name.startswith(IMAGE_PROPERTY_PREFIX) and
-                value is not None}
+            view['properties'] = _image_properties(properties or {})
         return view
 
     def _flavor(self, server):
@@ -300,3 +300,15 @@ class Servers:
             'rel': 'bookmark',
             'href': '%s/flavors/%s' % (self.options.bookmark_base,
                                        flavor_id)}]}
+
+
+def _image_properties(system_metadata):
+    """The image's own properties, from 2.98: not null, not its attributes."""
+    shown = {}
+    for name, value in system_metadata.items():
+        if not name.startswith(IMAGE_PROPERTY_PREFIX) or value is None:
+            continue
+        name = name[len(IMAGE_PROPERTY_PREFIX):]
+        if name not in IMAGE_ATTRIBUTES:
+            shown[name] = value
+    return shown
