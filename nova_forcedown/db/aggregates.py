@@ -203,9 +203,12 @@ def aggregate_metadata_write(context, aggregate_id, metadata):
 def _write_metadata(connection, aggregate_id, metadata):
     if not metadata:
         return
+    # Without case, as MariaDB and MySQL compare keys: a key replaces the
+    # one stored in another case on every backend.
     connection.execute(_METADATA.delete().where(
         _METADATA.c.aggregate_id == aggregate_id,
-        _METADATA.c.key.in_(sorted(metadata))))
+        sa.func.lower(_METADATA.c.key).in_(
+            sorted({key.lower() for key in metadata}))))
     kept = [{'aggregate_id': aggregate_id, 'key': key, 'value': value}
             for key, value in sorted(metadata.items()) if value is not None]
     if kept:

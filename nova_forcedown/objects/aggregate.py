@@ -102,7 +102,12 @@ def update(context, aggregate, name=None, conf=None, **zone):
 
 
 def set_metadata(context, aggregate, metadata, conf=None):
-    """Merge ``metadata`` (a None deletes its key); the aggregate now."""
+    """Merge ``metadata`` (a None deletes its key); the aggregate now.
+
+    Keys are compared without case, on every backend as MariaDB and
+    MySQL compare them (:func:`_keys_without_case`).
+    """
+    metadata = _keys_without_case(aggregate, metadata)
     _check_zone_change(context, aggregate, metadata,
                        exception.CannotUpdateAggregateMetadata)
     _notify(context, aggregate, 'update_metadata', 'start')
@@ -212,6 +217,26 @@ def _zone_aggregate_id(context, zone):
         except exception.AggregateNameExists:
             if last_try:
                 raise
+
+
+def _keys_without_case(aggregate, metadata):
+    """``metadata`` with one rule for keys on every database backend.
+
+    MariaDB and MySQL compare the keys without case: two keys of a
+    request that differ only in case are refused, a key replaces the one
+    stored in another case (:func:`db_aggregates.aggregate_metadata_write`),
+    and ``AVAILABILITY_ZONE`` in any case is the zone, checked as such.
+    """
+    seen = {}
+    for key in metadata:
+        other = seen.setdefault(key.lower(), key)
+        if other != key:
+            raise exception.CannotUpdateAggregateMetadata(
+                aggregate_id=aggregate.id, reason='the keys %s and %s differ '
+                'only in case, and metadata keys are compared without case'
+                % tuple(sorted((other, key))))
+    return {AZ_KEY if key.lower() == AZ_KEY else key: value
+            for key, value in metadata.items()}
 
 
 def _check_zone_change(context, aggregate, metadata, fail):

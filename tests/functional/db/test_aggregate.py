@@ -67,5 +67,34 @@ class AggregateTestsMixin:
         loaded = aggregate_obj.get_by_id(self.context, aggregate.id)
         self.assertEqual((name, metadata), (loaded.name, loaded.metadata))
 
+    def test_metadata_keys_are_compared_without_case_everywhere(self):
+        aggregate = aggregate_obj.create(self.context, 'agg1')
+        error = self.assertRaises(
+            exception.CannotUpdateAggregateMetadata,
+            aggregate_obj.set_metadata, self.context, aggregate,
+            {'ssd': '1', 'SSD': '2'})
+        self.assertIn('the keys SSD and ssd differ only in case', str(error))
+        aggregate_obj.set_metadata(self.context, aggregate, {'ssd': '1'})
+        aggregate_obj.set_metadata(self.context, aggregate, {'SSD': '2'})
+        self.assertEqual({'SSD': '2'}, aggregate_obj.get_by_id(
+            self.context, aggregate.id).metadata)
+
+    def test_the_zone_key_in_any_case_is_the_zone(self):
+        aggregate = aggregate_obj.create(self.context, 'agg1',
+                                         availability_zone='az1')
+        aggregate_obj.add_host_to(self.context, aggregate.id, 'compute1')
+        db_rows.create_instance(self.context, 'compute1')
+        aggregate = aggregate_obj.get_by_id(self.context, aggregate.id)
+        # A host with servers may not change zone, whatever the key's case.
+        self.assertRaises(exception.CannotUpdateAggregateMetadata,
+                          aggregate_obj.set_metadata, self.context,
+                          aggregate, {'AVAILABILITY_ZONE': 'az2'})
+        empty = aggregate_obj.create(self.context, 'agg2')
+        aggregate_obj.set_metadata(self.context, empty,
+                                   {'Availability_Zone': 'az3'})
+        loaded = aggregate_obj.get_by_id(self.context, empty.id)
+        self.assertEqual(('az3', {'availability_zone': 'az3'}),
+                         (loaded.availability_zone, loaded.metadata))
+
 
 databases.backend_test_cases(AggregateTestsMixin, globals())
