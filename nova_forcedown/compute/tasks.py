@@ -209,11 +209,17 @@ class TaskRunner:
         The migration goes pre-migrating, then done (failed, and the
         server in error, when the driver fails); the server ends in the
         migration's target vm_state. A rebuild interrupted by the agent's
-        death is resumed at its restart. One superseded meanwhile (a
-        retried evacuation moved the server on) leaves no copy here.
+        death is resumed at its restart. One a retry superseded before it
+        started is not built; one superseded meanwhile (a retried
+        evacuation moved the server on) leaves no copy here.
         """
         context = self._context
         started = host_tasks.start(context, server)
+        if started.superseded:
+            LOG.info('Server %(uuid)s is not rebuilt here: its evacuation '
+                     'to this host was retried elsewhere before it started.',
+                     {'uuid': server.uuid})
+            return
         target = (started.migration.target_vm_state
                   if started.migration is not None else operations.ACTIVE)
         try:

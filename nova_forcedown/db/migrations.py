@@ -162,6 +162,47 @@ def migration_set_status(context, migration_id, status):
 
 
 @engine.writer
+def migration_fail_unstarted(context, instance_uuid):
+    """Fail the server's evacuations that no destination started; the rows.
+
+    In the caller's transaction, for a retry judged on the first source
+    while the destination still looks up: None when one of them started
+    (pre-migrating), now or meanwhile, as the destination may be
+    rebuilding the server; the caller then refuses, and its transaction
+    undoes what this wrote. Each is failed on its status of this moment,
+    so a destination's start and the retry never both win.
+    """
+    connection = context.connection
+    rows = _open_evacuations(connection, instance_uuid)
+    if not rows or any(row.status != ACCEPTED for row in rows):
+        return None
+    for row in rows:
+        failed = connection.execute(_MIGRATIONS.update().where(
+            _MIGRATIONS.c.id == row.id,
+            _MIGRATIONS.c.status == ACCEPTED).values(
+                status=FAILED, updated_at=timeutils.utcnow()))
+        if failed.rowcount != 1:
+            return None
+    return rows
+
+
+@engine.reader
+def open_evacuation_sources(context, instance_uuid):
+    """The sources of the server's evacuations not yet rebuilt."""
+    return sorted({row.source_compute for row in _open_evacuations(
+        context.connection, instance_uuid)})
+
+
+def _open_evacuations(connection, instance_uuid):
+    return [MigrationRow._make(row) for row in connection.execute(
+        sa.select(_MIGRATIONS).where(
+            _MIGRATIONS.c.instance_uuid == instance_uuid,
+            _MIGRATIONS.c.migration_type == EVACUATION,
+            _MIGRATIONS.c.status.in_(TRANSITIONS[FAILED]),
+            _MIGRATIONS.c.deleted == 0).order_by(_MIGRATIONS.c.id))]
+
+
+@engine.writer
 def migration_fail_open(context, instance_uuid):
     """Fail the server's evacuations not yet rebuilt; the rows as they were.
 

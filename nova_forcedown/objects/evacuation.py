@@ -62,10 +62,21 @@ def evacuate(context, plan, seen, host=None, force=False, stop_after=False,
         if host == server.host:
             raise exception.EvacuationTargetIsSource()
         _check_state(server)
-        if plan.source_up or server.host != seen.host:
+        if server.host != seen.host:
             raise exception.ComputeServiceInUse(host=server.host)
-        source = _source(context, server)
-        found = _claimed(context, plan.choices, server)
+        unstarted_retry = _unstarted_retry(plan, server)
+        if plan.source_up and not unstarted_retry:
+            raise exception.ComputeServiceInUse(host=server.host)
+        if unstarted_retry:
+            found = _claimed(context, plan.choices, server)
+            if found is None:
+                # No room elsewhere: the first evacuation stands, as its
+                # destination may still rebuild it.
+                raise exception.ComputeServiceInUse(host=server.host)
+            source = _source(context, server, unstarted_retry)
+        else:
+            source = _source(context, server)
+            found = _claimed(context, plan.choices, server)
         values, accepted['migration'] = _accepted(
             context, server, source, found, host, force, stop_after)
         return values
@@ -89,17 +100,40 @@ def _check_state(server):
     operations.check_state(server, ACTION, ALLOWED_VM_STATES)
 
 
-def _source(context, server):
+def _unstarted_retry(plan, server):
+    """Whether a retry is judged on the first evacuation's source.
+
+    The server is still rebuilding, its destination (now its host) looks
+    up, and the source it was evacuated from is down: as Nova judges it,
+    where the server's host stays the source until the destination starts
+    the rebuild. Accepted only while no destination started it
+    (:func:`_source`): a destination whose agent died before starting
+    would keep the server waiting until service_down_time.
+    """
+    return (plan.source_up and
+            server.task_state == operations.REBUILDING and
+            plan.retry_source_up is False)
+
+
+def _source(context, server, unstarted_retry=False):
     """(host, node) a new evacuation of ``server`` leaves from.
 
     Its host, unless it is a retry: the evacuations it supersedes fail
     (releasing their claim, as the server leaves their destination), and
     when their source has not cleaned up yet, the new one leaves from that
-    source, whose force-up then still waits for its clean-up.
+    source, whose force-up then still waits for its clean-up. A retry
+    judged on that source supersedes evacuations no destination started,
+    or none: ComputeServiceInUse.
     """
     if server.task_state != operations.REBUILDING:
         return server.host, server.node
-    superseded = db_migrations.migration_fail_open(context, server.uuid)
+    if unstarted_retry:
+        superseded = db_migrations.migration_fail_unstarted(context,
+                                                            server.uuid)
+        if superseded is None:
+            raise exception.ComputeServiceInUse(host=server.host)
+    else:
+        superseded = db_migrations.migration_fail_open(context, server.uuid)
     if not superseded:
         return server.host, server.node
     return superseded[-1].source_compute, superseded[-1].source_node

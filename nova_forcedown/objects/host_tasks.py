@@ -21,8 +21,11 @@ from nova_forcedown.objects import migration as migration_obj
 
 REBUILD_EVENT = 'compute_rebuild_instance'
 
+# ``superseded``: a rebuild whose evacuation a retry failed before this
+# destination started it: nothing is to be built.
 Started = collections.namedtuple(
-    'Started', ('action_id', 'event_id', 'migration', 'rebuild'))
+    'Started', ('action_id', 'event_id', 'migration', 'rebuild',
+                'superseded'), defaults=(False,))
 
 
 class Failure(collections.namedtuple('Failure', ('message', 'traceback'))):
@@ -36,8 +39,17 @@ class Failure(collections.namedtuple('Failure', ('message', 'traceback'))):
 
 @db_engine.writer
 def start(context, server):
-    """Record the start of ``server``'s task; its :class:`Started`."""
+    """Record the start of ``server``'s task; its :class:`Started`.
+
+    A rebuild starts by moving its evacuation to pre-migrating, unless a
+    retry failed it first: then nothing is recorded and it is superseded.
+    """
     rebuild = server.task_state == operations.REBUILDING
+    migration = (migration_obj.latest_evacuation(context, server.uuid,
+                                                 server.host)
+                 if rebuild else None)
+    if migration is not None and not _started(context, migration):
+        return Started(None, None, migration, rebuild, superseded=True)
     if rebuild:
         name, event = evacuation.ACTION, REBUILD_EVENT
     else:
@@ -48,12 +60,24 @@ def start(context, server):
     event_id = (instance_action.event_start(context, action_id, event,
                                             server.host)
                 if action is not None else None)
-    migration = (migration_obj.latest_evacuation(context, server.uuid,
-                                                 server.host)
-                 if rebuild else None)
-    if migration is not None:
-        migration_obj.move(context, migration.id, migration_obj.PRE_MIGRATING)
     return Started(action_id, event_id, migration, rebuild)
+
+
+def _started(context, migration):
+    """Whether this destination may rebuild: its evacuation not failed.
+
+    Accepted becomes pre-migrating here. A retry fails an evacuation no
+    destination started: one failed before, or meanwhile (the move lost
+    its race), is not built. Any other status (pre-migrating: a rebuild
+    the agent's death interrupted; completed: a source that cleaned up
+    first) still is.
+    """
+    if migration.status == migration_obj.ACCEPTED and migration_obj.move(
+            context, migration.id, migration_obj.PRE_MIGRATING):
+        return True
+    now = migration_obj.latest_evacuation(context, migration.instance_uuid,
+                                          migration.dest_compute)
+    return now is not None and now.status != migration_obj.FAILED
 
 
 @db_engine.writer

@@ -13,6 +13,7 @@ guide draws the whole machine.
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import migrations as db_migrations
 
+ACCEPTED = db_migrations.ACCEPTED
 PRE_MIGRATING = db_migrations.PRE_MIGRATING
 DONE = db_migrations.DONE
 COMPLETED = db_migrations.COMPLETED
@@ -60,6 +61,11 @@ def latest_evacuation(context, instance_uuid, dest_compute):
     """The newest evacuation of the server to ``dest_compute``, or None."""
     return db_migrations.evacuation_get_latest(context, instance_uuid,
                                                dest_compute)
+
+
+def open_evacuation_sources(context, instance_uuid):
+    """The sources of the server's evacuations not yet rebuilt."""
+    return db_migrations.open_evacuation_sources(context, instance_uuid)
 
 
 def to_clean_up(context, hosts):

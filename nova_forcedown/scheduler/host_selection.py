@@ -18,11 +18,17 @@ import collections
 from nova_forcedown import exception
 from nova_forcedown.objects import host_zones
 from nova_forcedown.objects import compute_node as compute_node_obj
+from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.objects import migration as migration_obj
 
 # What an evacuation needs to know before its transaction: whether the
 # server's host is up (an evacuation is then refused), and the
 # Capacities of the nodes to try, in order.
-Plan = collections.namedtuple('Plan', ('source_up', 'choices'))
+# ``retry_source_up``: for a server whose evacuation is retried, whether
+# the source of that first evacuation is up (None otherwise).
+Plan = collections.namedtuple('Plan', ('source_up', 'choices',
+                                       'retry_source_up'),
+                              defaults=(None,))
 
 
 def evacuation_plan(context, conf, servicegroup, server, host=None,
@@ -37,18 +43,24 @@ def evacuation_plan(context, conf, servicegroup, server, host=None,
     one query (:func:`.compute_node.compute_hosts`).
     """
     hosts = hosts_to_consider(context, conf, server, host)
+    first_sources = (
+        migration_obj.open_evacuation_sources(context, server.uuid)
+        if server.task_state == operations.REBUILDING else [])
     found = compute_node_obj.compute_hosts(
-        context, None if hosts is None else hosts + [server.host])
+        context, None if hosts is None else
+        hosts + [server.host] + first_sources)
     if host is not None and not _of_host(found.services, host):
         raise exception.ComputeHostNotFoundForEvacuation(host=host)
     up = servicegroup.up_of(found.services)
     source_up = bool(_of_host(up, server.host))
+    retry_source_up = (any(_of_host(up, source) for source in first_sources)
+                       if first_sources else None)
     if host is not None and force:
         choices = [node.capacity for node in found.nodes.get(host, ())][:1]
     else:
         choices = candidates(context, conf, server, up, found.nodes,
                              host=host)
-    return Plan(source_up, choices)
+    return Plan(source_up, choices, retry_source_up)
 
 
 def reserved_host_plan(context, servicegroup, server, host):

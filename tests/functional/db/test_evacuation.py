@@ -19,7 +19,9 @@ from nova_forcedown import context as nf_context
 from nova_forcedown.db import migrations as db_migrations
 from nova_forcedown.db import models
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown import exception
 from nova_forcedown.objects import evacuation
+from nova_forcedown.objects import host_tasks
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import service as service_obj
@@ -218,6 +220,50 @@ class _EvacuationMixin(_EvacuationBase):
             launched_at=timeutils.utcnow(), availability_zone='az2').uuid
         self.evacuate(elsewhere)
         self.assertEqual(['dst-elsewhere'], self.hosts_of([elsewhere]))
+
+    def test_a_retry_is_judged_on_the_source_while_no_rebuild_started(self):
+        # dst-big's agent died before it started the rebuild, and dst-big
+        # still looks up: as in Nova, the source (down) is what counts.
+        first = self.evacuate(self.uuids[0])
+        stale = instance_obj.get_record(self.context, self.uuids[0])
+        self.assertEqual('dst-big', stale.host)
+
+        second = self.evacuate(self.uuids[0], host='dst-small')
+
+        statuses = {migration.id: migration.status for migration in
+                    db_migrations.migrations_get_all(self.context)}
+        self.assertEqual(['failed', 'accepted'],
+                         [statuses[first.id], statuses[second.id]])
+        self.assertEqual('src', second.source_compute)
+        self.assertEqual(['dst-small'], self.hosts_of(self.uuids[:1]))
+        # dst-big's agent, back with what it read before, builds nothing.
+        self.assertTrue(host_tasks.start(self.context, stale).superseded)
+
+    def test_a_retry_with_nowhere_to_go_leaves_the_first_standing(self):
+        first = self.evacuate(self.uuids[0])
+
+        self.assertRaises(exception.ComputeServiceInUse, self.evacuate,
+                          self.uuids[0], host='dst-disabled')
+
+        self.assertEqual([(first.id, 'accepted')], [
+            (migration.id, migration.status) for migration in
+            db_migrations.migrations_get_all(self.context)])
+        self.assertEqual(['dst-big'], self.hosts_of(self.uuids[:1]))
+
+    def test_a_retry_after_the_rebuild_started_waits_for_its_host(self):
+        self.evacuate(self.uuids[0])
+        started = host_tasks.start(
+            self.context, instance_obj.get_record(self.context,
+                                                  self.uuids[0]))
+        self.assertFalse(started.superseded)
+
+        self.assertRaises(exception.ComputeServiceInUse, self.evacuate,
+                          self.uuids[0], host='dst-small')
+
+        self.assertEqual(['pre-migrating'], [
+            migration.status for migration in
+            db_migrations.migrations_get_all(self.context)])
+        self.assertEqual(['dst-big'], self.hosts_of(self.uuids[:1]))
 
     def test_a_reserved_host_is_a_plan_only_up_and_with_room(self):
         server = instance_obj.get_record(self.context, self.uuids[0])

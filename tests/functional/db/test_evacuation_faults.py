@@ -265,13 +265,31 @@ class _EvacuationFaultsMixin(test_evacuation._EvacuationBase):
                           ('src', 'dst-small', 'completed')],
                          self.migrations_of(uuid))
 
-    def test_a_retry_while_the_destination_is_up_is_refused(self):
+    def test_a_retry_while_the_destination_is_up_leaves_one_copy(self):
+        # dst-big's agent died before its rebuild and dst-big still looks
+        # up: the retry is judged on src (down), as Nova judges it.
         uuid = self.uuids[0]
         self.evacuate(uuid)
+        self.evacuate(uuid, host='dst-small')
+        # dst-big's agent comes back: what was superseded is not built.
+        self.hosts['dst-big'].run_tasks()
+        self.hosts['dst-small'].run_tasks()
+        self.hosts['src'].restart_agent()
+
+        self.assertEqual(['dst-small'], self.copies(uuid))
+        self.assertEqual([('src', 'dst-big', 'failed'),
+                          ('src', 'dst-small', 'completed')],
+                         self.migrations_of(uuid))
+
+    def test_a_retry_once_the_destination_started_is_refused(self):
+        uuid = self.uuids[0]
+        self.evacuate(uuid)
+        self.hosts['dst-big'].run_tasks()
+        self.hosts['dst-big'].driver.destroy('dst-big', uuid)
 
         self.assertRaises(exception.ComputeServiceInUse, self.evacuate, uuid)
 
-        self.assertEqual([('src', 'dst-big', 'accepted')],
+        self.assertEqual([('src', 'dst-big', 'done')],
                          self.migrations_of(uuid))
 
     # ----------------------------------------------- forced destinations
