@@ -19,6 +19,9 @@ class Disruptions:
         """The disruptions to choose from: bound methods."""
         raise NotImplementedError
 
+    def after_each(self):
+        """What the soak does after each disruption, before the calm."""
+
     def pause(self):
         time.sleep(self.random.uniform(3, 8))
 
@@ -29,6 +32,7 @@ class Disruptions:
             disruption = self.random.choice(kinds)
             disruption()
             self.done[disruption.__name__] += 1
+            self.after_each()
             time.sleep(self.random.uniform(5, 15))
 
     def said_done(self):
