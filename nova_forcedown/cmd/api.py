@@ -48,7 +48,8 @@ def _server_arguments(argv):
 
     ``--help`` shows these three first, then oslo.config's options.
     """
-    parser = argparse.ArgumentParser(prog=PROG, add_help=False)
+    parser = argparse.ArgumentParser(prog=PROG, add_help=False,
+                                     usage=argparse.SUPPRESS)
     parser.add_argument('--dev', action='store_true',
                         help='Development mode: SQLite under state_path, '
                              'migrations applied on start, noauth2, '
@@ -61,7 +62,9 @@ def _server_arguments(argv):
                         help='Port to listen on (overrides [wsgi] port).')
     server_args, rest = parser.parse_known_args(argv)
     if '-h' in rest or '--help' in rest:
-        print(parser.format_help().replace('options:', 'server options:'))
+        # oslo.config's help follows, with the one usage line.
+        print(parser.format_help().replace('options:', 'server options:')
+              .strip() + '\n')
     return server_args, rest
 
 
@@ -234,7 +237,12 @@ def _check_liveness_backend(conf):
 
 
 def _load(argv, server_args):
-    conf = nf_conf.make_conf(argv, validate=False, description=DESCRIPTION)
+    conf = nf_conf.make_conf(
+        argv, validate=False, description=DESCRIPTION,
+        usage='%(prog)s [--dev] [--host ADDR] [--port PORT] '
+              '[--config-file PATH]... [options]',
+        example='%(prog)s --config-file /etc/nova_forcedown/'
+                'nova_forcedown.conf --port 8774')
     if server_args.dev:
         _dev_defaults(conf)
     nf_conf.validate_conf(conf)

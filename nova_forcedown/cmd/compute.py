@@ -80,8 +80,10 @@ _STARTUP_ERRORS = (exception.NovaForcedownException, stevedore_exc.NoMatches,
 
 def main(argv=None):
     try:
-        conf = nf_conf.make_conf(argv, register_cli=CLI_OPTS,
-                                 description=DESCRIPTION)
+        conf = nf_conf.make_conf(
+            argv, register_cli=CLI_OPTS, description=DESCRIPTION,
+            example='%(prog)s --config-file /etc/nova_forcedown/'
+                    'nova_forcedown.conf --driver fake --hosts 3')
     except cfg.Error as exc:
         _error(exc)
         return 2

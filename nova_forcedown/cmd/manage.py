@@ -648,8 +648,11 @@ COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',
 
 def main(argv=None):
     try:
-        conf = nf_conf.make_conf(argv, register_cli=[COMMAND_OPT],
-                                 description=DESCRIPTION)
+        conf = nf_conf.make_conf(
+            argv, register_cli=[COMMAND_OPT], description=DESCRIPTION,
+            usage='%(prog)s [--config-file PATH]... COMMAND ...',
+            example='%(prog)s --config-file /etc/nova_forcedown/'
+                    'nova_forcedown.conf service list')
     except cfg.Error as exc:
         print('nova-forcedown-manage: %s' % exc, file=sys.stderr)
         return 2

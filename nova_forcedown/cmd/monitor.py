@@ -52,7 +52,9 @@ _STARTUP_ERRORS = (exception.NovaForcedownException, coordination.ToozError,
 
 def main(argv=None):
     try:
-        conf = nf_conf.make_conf(argv, description=DESCRIPTION)
+        conf = nf_conf.make_conf(
+            argv, description=DESCRIPTION,
+            example='%(prog)s --config-file /etc/nova_forcedown/monitor.conf')
         api = _compute_api(conf)
     except (cfg.Error, ks_exc.ClientException,
             compute_api.CloudUnusable) as exc:

@@ -67,8 +67,10 @@ Member = collections.namedtuple('Member', 'binary host')
 
 def main(argv=None):
     try:
-        conf = nf_conf.make_conf(argv, register_cli=CLI_OPTS,
-                                 description=DESCRIPTION)
+        conf = nf_conf.make_conf(
+            argv, register_cli=CLI_OPTS, description=DESCRIPTION,
+            example='%(prog)s --config-file /etc/nova_forcedown/pulse.conf '
+                    '--host compute-7')
         pulse_conf.check_ttl(conf)
     except cfg.Error as exc:
         return _error(exc)

@@ -116,8 +116,12 @@ def _command_opt(checks):
 def main(argv=None):
     checks = UpgradeChecks(conf=None)
     try:
-        conf = nf_conf.make_conf(argv, register_cli=[_command_opt(checks)],
-                                 description=DESCRIPTION)
+        conf = nf_conf.make_conf(
+            argv, register_cli=[_command_opt(checks)],
+            description=DESCRIPTION,
+            usage='%(prog)s [--config-file PATH]... upgrade check [--json]',
+            example='%(prog)s --config-file /etc/nova_forcedown/'
+                    'nova_forcedown.conf upgrade check')
     except cfg.Error as exc:
         print('nova-forcedown-status: %s' % exc, file=sys.stderr)
         return Code.FAILURE

@@ -32,21 +32,30 @@ def register_opts(conf):
 
 
 def make_conf(args=None, default_config_files=None, default_config_dirs=None,
-              register_cli=(), validate=True, description=None):
+              register_cli=(), validate=True, description=None, usage=None,
+              example=None):
     """Build, parse and validate a private ConfigOpts.
 
     ``args`` are command-line arguments (``--config-file`` and friends);
     ``None`` reads ``sys.argv``. ``register_cli`` are a command's own
     command-line options; ``description``, what the command does, heads
-    its ``--help``. Invalid values raise ``cfg.Error`` naming the option.
+    its ``--help``, and ``usage`` and ``example`` replace the usage line
+    that lists every logging option: the command's own options come
+    first, oslo.log's after them. Invalid values raise ``cfg.Error``
+    naming the option.
     """
     conf = cfg.ConfigOpts()
     register_opts(conf)
-    logging.register_options(conf)
     conf.register_cli_opts(register_cli)
+    logging.register_options(conf)
+    usage = usage or '%(prog)s [--config-file PATH]... [options]'
+    if example:
+        # The usage line is not reflowed: the example keeps its line.
+        usage += '\nexample: ' + example
     conf(args, project=PROJECT,
          default_config_files=default_config_files,
-         default_config_dirs=default_config_dirs, description=description)
+         default_config_dirs=default_config_dirs, description=description,
+         usage=usage)
     if validate:
         validate_conf(conf)
     return conf

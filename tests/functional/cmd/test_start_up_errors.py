@@ -64,6 +64,18 @@ class TestHelp(StartUpErrorTestCase):
         for option in ('--dev', '--host ADDR', '--port PORT',
                        '--config-file'):
             self.assertIn(option, result.stdout)
+        self.assertEqual(1, result.stdout.count('usage:'), result.stdout)
+
+    def test_help_opens_with_usage_and_an_example_not_logging(self):
+        for name in ('nova-forcedown-manage', 'nova-forcedown-monitor',
+                     'nova-forcedown-pulse', 'nova-forcedown-status'):
+            opening = self.run_script(name, '--help').stdout.splitlines()[:3]
+            self.assertTrue(opening[0].startswith('usage: %s [--config-file '
+                                                  'PATH]...' % name), opening)
+            self.assertTrue(opening[1].startswith('example: %s --config-'
+                                                  'file /etc/' % name),
+                            opening)
+            self.assertNotIn('--log', '\n'.join(opening))
 
     def test_an_unknown_driver_lists_the_installed_ones(self):
         result = self.run_script('nova-forcedown-compute', '--driver',
