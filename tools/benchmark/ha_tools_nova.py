@@ -37,7 +37,6 @@ case, its maximum with the measured p99).
 
 import argparse
 import json
-import statistics
 import sys
 import time
 
@@ -289,10 +288,6 @@ def main(argv=None):
                            'detection_s'])
             for tool, tool_runs in runs.items()},
         'corosync_membership_s': COROSYNC_MEMBERSHIP_S,
-        'masakari_disable_to_evacuation_p50_s': round(statistics.median(
-            [run['evacuations_started'] - run['disabled_by_flow']
-             for run in runs.get('masakari', [])]), 2)
-        if runs.get('masakari') else None,
         'each_run': {tool: [{name: round(value, 2)
                              for name, value in run.items()}
                             for run in tool_runs]
