@@ -3,7 +3,9 @@ flavor administration."""
 
 import datetime
 import re
+import signal
 import sys
+import threading
 import warnings
 
 from dateutil import parser as dateutil_parser
@@ -606,10 +608,14 @@ def _notifications_listen(conf):
         print('Listening to %s on %s (Ctrl-C to stop).'
               % (', '.join(topics), url), flush=True)
 
+    # Ctrl-C and SIGTERM end the loop at its next poll: a
+    # KeyboardInterrupt raised inside the AMQP client's read could be lost
+    # there, and the command never end.
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     try:
-        listener.listen(conf, topics, sys.stdout, ready=ready)
-    except KeyboardInterrupt:
-        pass
+        listener.listen(conf, topics, sys.stdout, stop=stop, ready=ready)
     except listener.ListenError as exc:
         raise exception.NovaForcedownException(str(exc))
 
