@@ -245,13 +245,14 @@ class Monitor(periodic.Ticker):
 
         The next look would add its wait and its reads to every server's
         downtime; its verdict is checked again before the batch all the
-        same (:meth:`_evacuate`). A server whose evacuation failed before
-        is left to the looks, which read the evacuations.
+        same (:meth:`_evacuate`). Its evacuations are read first: one an
+        operator started is not started again.
         """
-        left = recovery.to_evacuate(self._conf, servers, ())
+        migrations = self._api.evacuations_from(service.host)
+        left = recovery.to_evacuate(self._conf, servers, migrations)
         batch = left[:self._in_flight.claim(len(left))]
         if batch:
-            self._evacuate(service, batch, ())
+            self._evacuate(service, batch, migrations)
 
     def _still_suspect(self, service):
         """:meth:`is_suspect` on the pulses read now, not at the look."""

@@ -63,7 +63,8 @@ def failures(migrations, server_id):
 def to_evacuate(conf, servers, migrations):
     """The servers of a fenced host to evacuate now, oldest first.
 
-    Those with no task under way, active or stopped, or in error after a
+    Those with no task and no evacuation under way (in ``migrations``),
+    active or stopped, or in error after a
     failed evacuation: one that found no host with room waits for room
     (tried again however often, :func:`waits_for_room`, read from the
     server's fault, which no purge of the evacuations removes), another
@@ -71,8 +72,13 @@ def to_evacuate(conf, servers, migrations):
     ``[monitor] evacuate = tagged``, the tagged ones only.
     """
     chosen = []
+    moving = {migration.instance_uuid for migration in migrations
+              if migration.status not in compute_api.MIGRATION_ENDED}
     for server in servers:
-        if server.task_state is not None:
+        # A server whose evacuation is under way is never evacuated
+        # again, whatever its task says: Nova 34 was seen listing one on
+        # its source, with no task, while its destination rebuilt it.
+        if server.task_state is not None or server.id in moving:
             continue
         if server.status == ERROR:
             failed = failures(migrations, server.id)

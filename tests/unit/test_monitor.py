@@ -484,3 +484,19 @@ class TestStuckEvacuation(base.BaseTestCase):
                       'compute1 to compute2 is stuck (accepted): compute2 '
                       'is down.', said[0])
         self.assertEqual([], api.evacuated)
+
+
+class TestToEvacuate(base.BaseTestCase):
+
+    def test_a_server_being_evacuated_is_never_evacuated_again(self):
+        conf = nf_conf.make_conf([])
+        idle = compute_api.Server('idle', 'ACTIVE', None, {}, {}, 'h1', None)
+        # Listed on its source with no task while its rebuild runs, as
+        # Nova 34 was seen to list one.
+        moving = compute_api.Server('moving', 'ACTIVE', None, {}, {}, 'h1',
+                                    None)
+        migrations = [compute_api.Migration(1, 'moving', 'pre-migrating',
+                                            'h2', 't0')]
+        self.assertEqual(['idle'], [server.id for server in
+                                    recovery.to_evacuate(conf, [idle, moving],
+                                                         migrations)])
