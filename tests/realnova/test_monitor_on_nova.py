@@ -100,6 +100,14 @@ class TestMonitorOnNova(testtools.TestCase):
         self.assertNotIn(host, {self.nova.server_host(server)
                                 for server in found.values()})
         self.assertFalse(self.nova.compute_running(host))
+        # One evacuation each: Nova would accept a second while the first
+        # rebuilds, and the server would then run on two hosts.
+        evacuations = self.nova.compute.get(
+            '/os-migrations?migration_type=evacuation&source_compute=%s'
+            % host, microversion='2.59').json()['migrations']
+        self.assertEqual(sorted(servers), sorted(
+            migration['instance_uuid'] for migration in evacuations
+            if migration['instance_uuid'] in servers))
 
     def test_a_dead_host_is_fenced_forced_down_and_its_servers_run_again(
             self):
