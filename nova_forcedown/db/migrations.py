@@ -211,12 +211,7 @@ def migration_fail_open(context, instance_uuid):
     resumes, finds them failed.
     """
     connection = context.connection
-    rows = [MigrationRow._make(row) for row in connection.execute(
-        sa.select(_MIGRATIONS).where(
-            _MIGRATIONS.c.instance_uuid == instance_uuid,
-            _MIGRATIONS.c.migration_type == EVACUATION,
-            _MIGRATIONS.c.status.in_(TRANSITIONS[FAILED]),
-            _MIGRATIONS.c.deleted == 0).order_by(_MIGRATIONS.c.id))]
+    rows = _open_evacuations(connection, instance_uuid)
     for row in rows:
         _moved(connection, row.id, FAILED)
     return rows
