@@ -29,15 +29,22 @@ VERSIONS = [
     '2.26',   # Server views show tags.
     '2.28',   # Hypervisor cpu_info is an object, not a JSON string.
     '2.29',   # evacuate takes force: a host given is not checked.
+    '2.32',   # POST /servers: a tag on a network and on a block device
+              # mapping (the latter at 2.32 only, until 2.42).
     '2.33',   # Hypervisor list/detail paging: limit, marker, links.
+    '2.37',   # POST /servers: networks required, or "auto" or "none".
     '2.38',   # An unknown status filter of a server listing is a 400.
     '2.41',   # Aggregate views show the aggregate's uuid.
+    '2.42',   # POST /servers: tags on networks and block device
+              # mappings again.
     '2.47',   # Server views embed the flavor's values, not a link to it.
     '2.51',   # Instance action events for every reader (no traceback).
+    '2.52',   # POST /servers takes the server's tags.
     '2.53',   # UUID ids for services and hypervisors; PUT
               # /os-services/{uuid}; hypervisor_hostname_pattern and
               # with_servers; search and servers endpoints removed.
     '2.55',   # Flavor description: in views, on create, PUT /flavors/{id}.
+    '2.57',   # POST /servers takes no personality files.
     '2.58',   # Instance actions show updated_at; their list pages
               # (limit, marker) and filters by changes-since.
     '2.59',   # Migrations show uuid; their list pages (limit, marker)
@@ -48,10 +55,12 @@ VERSIONS = [
     '2.63',   # Server views show trusted_image_certificates.
     '2.66',   # Server, instance action and migration listings filter
               # by changes-before.
+    '2.67',   # POST /servers: a volume_type on a block device mapping.
     '2.68',   # evacuate no longer takes force.
     '2.71',   # GET /servers/{id} shows server_groups.
     '2.73',   # Server views show locked_reason; listings filter by locked;
               # lock takes a locked_reason.
+    '2.74',   # POST /servers takes host and hypervisor_hostname.
     '2.75',   # Strict query parameters on GET /os-services, /flavors and
               # server listings; servers: [] always present when
               # with_servers is requested; flavor swap 0 instead of "".
@@ -67,6 +76,7 @@ VERSIONS = [
     '2.88',   # Hypervisor views lose resource counts and cpu_info and gain
               # uptime; statistics and uptime endpoints removed.
     '2.90',   # OS-EXT-SRV-ATTR:hostname shown to every server reader.
+    '2.94',   # POST /servers: the hostname may be a domain name.
     '2.95',   # An evacuated server ends stopped.
     '2.96',   # Server views show pinned_availability_zone.
     '2.98',   # Server views show the image's properties.
@@ -81,9 +91,10 @@ VERSIONS = [
 # The table parsed once, a name per version: handlers and views ask
 # ``req.version.matches(microversion.V2_53)`` for "2.53 or later".
 (V2_1, V2_3, V2_7, V2_9, V2_11, V2_14, V2_16, V2_19, V2_21, V2_23, V2_26,
- V2_28, V2_29, V2_33, V2_38, V2_41, V2_47, V2_51, V2_53, V2_55, V2_58, V2_59,
- V2_61, V2_62, V2_63, V2_66, V2_68, V2_71, V2_73, V2_75, V2_80, V2_81, V2_83,
- V2_84, V2_86, V2_88, V2_90, V2_95, V2_96, V2_98, V2_100, V2_102, V2_104) = (
+ V2_28, V2_29, V2_32, V2_33, V2_37, V2_38, V2_41, V2_42, V2_47, V2_51, V2_52,
+ V2_53, V2_55, V2_57, V2_58, V2_59, V2_61, V2_62, V2_63, V2_66, V2_67, V2_68,
+ V2_71, V2_73, V2_74, V2_75, V2_80, V2_81, V2_83, V2_84, V2_86, V2_88, V2_90,
+ V2_94, V2_95, V2_96, V2_98, V2_100, V2_102, V2_104) = (
     microversion_parse.parse_version_string(text) for text in VERSIONS)
 MIN_VERSION = V2_1
 MAX_VERSION = V2_104
