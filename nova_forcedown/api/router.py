@@ -58,12 +58,22 @@ def merge_route_tables(named_tables):
 
 
 def build_mapper(table):
+    """The mapper of ``table``'s paths, literal segments tried first.
+
+    ``/servers/detail`` is then found before ``/servers/{id}`` whichever
+    controller's table came first.
+    """
     mapper = routes.Mapper()
-    for path in table:
+    for path in sorted(table, key=_literal_first):
         mapper.connect('/{project_id}' + path, _path=path,
                        requirements={'project_id': PROJECT_ID_PATTERN})
         mapper.connect(path, _path=path)
     return mapper
+
+
+def _literal_first(path):
+    return [(segment.startswith('{'), segment)
+            for segment in path.split('/')]
 
 
 class APIRouter:

@@ -49,6 +49,14 @@ class ComputeManager:
         """The API evacuated ``instance_uuid`` to one of this agent's hosts."""
         self._runner.wake(instance_uuid)
 
+    def build_and_run_instance(self, context, instance_uuid):
+        """The API placed a new server on one of this agent's hosts."""
+        self._runner.wake(instance_uuid)
+
+    def terminate_instance(self, context, instance_uuid):
+        """The API recorded the deletion of ``instance_uuid``."""
+        self._runner.wake(instance_uuid)
+
 
 class Listener:
     """The agent's RPC server, listening as ``server`` for ``runner``.

@@ -21,6 +21,8 @@ import concurrent.futures
 import threading
 
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
+from oslo_utils import timeutils
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown import condition_log
@@ -175,8 +177,12 @@ class TaskRunner:
 
     def carry_out(self, server):
         """Do the server's task through the driver and end it."""
-        if server.task_state == operations.REBUILDING:
-            self.rebuild(server)
+        special = {operations.REBUILDING: self.rebuild,
+                   operations.SPAWNING: self.spawn,
+                   operations.DELETING: self.terminate}.get(
+                       server.task_state)
+        if special is not None:
+            special(server)
             return
         task = operations.TASKS[server.task_state]
         context = self._context
@@ -202,6 +208,58 @@ class TaskRunner:
         notifications.instance_power(context, after, task.notification,
                                      'end')
         notifications.instance_task_ended(context, server, after)
+
+    def spawn(self, server):
+        """Build a server the API placed on this host, and run it.
+
+        Active and running, launched now, with the ports the driver gave
+        it. A driver's failure leaves it in error with its fault, off the
+        host: what it claimed there is released.
+        """
+        context = self._context
+        started = host_tasks.start(context, server)
+        task = operations.TASKS[operations.SPAWNING]
+        notifications.instance_power(context, server, task.notification,
+                                     'start')
+        try:
+            power_state, ports = self._driver.spawn(server)
+        except driver_base.DriverError as exc:
+            LOG.warning('Building server %(uuid)s failed: %(error)s',
+                        {'uuid': server.uuid, 'error': exc})
+            host_tasks.end(context, server, started, {
+                'vm_state': operations.ERROR, 'host': None, 'node': None},
+                failure=host_tasks.Failure.of(exc))
+            return
+        values = {'vm_state': operations.ACTIVE, 'power_state': power_state,
+                  'launched_at': timeutils.utcnow()}
+        if ports is not None:
+            values['network_info'] = jsonutils.dumps(ports)
+        after = host_tasks.end(context, server, started, values)
+        if after is None:
+            LOG.info('Server %(uuid)s was built, but its task was cleared '
+                     'meanwhile; its state is left as it is now.',
+                     {'uuid': server.uuid})
+            return
+        if ports is not None:
+            after = after._replace(network_info=ports)
+        notifications.instance_power(context, after, task.notification,
+                                     'end')
+        notifications.instance_task_ended(context, server, after)
+
+    def terminate(self, server):
+        """Destroy a server the API is deleting, then record it deleted."""
+        context = self._context
+        started = host_tasks.start(context, server)
+        task = operations.TASKS[operations.DELETING]
+        notifications.instance_power(context, server, task.notification,
+                                     'start')
+        self._driver.destroy(server.host, server.uuid)
+        after = host_tasks.end(context, server, started,
+                               operations.deleted_values(
+                                   server, timeutils.utcnow()))
+        if after is not None:
+            notifications.instance_power(context, after, task.notification,
+                                         'end')
 
     def rebuild(self, server):
         """Rebuild a server evacuated to this host, as its migration says.

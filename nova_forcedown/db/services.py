@@ -297,6 +297,29 @@ def service_lock_compute(context, uuid=None, host=None, service_id=None):
     return _lock(context.connection, *criteria)
 
 
+_TAKES_SERVERS = sa.select(_SERVICES.c.id).where(
+    _SERVICES.c.deleted == 0, _SERVICES.c.binary == COMPUTE_BINARY,
+    _SERVICES.c.host == sa.bindparam('host'),
+    _SERVICES.c.disabled == sa.false(),
+    _SERVICES.c.forced_down == sa.false())
+
+
+@engine.writer
+def service_takes_servers(context, host):
+    """Whether ``host``'s compute service is enabled and not forced down.
+
+    Read in the transaction that places a server there, share-locked
+    until it ends (SQLite's write lock covers it already): a force-down
+    or a disable committed after the scheduler read the host waits for
+    this transaction, or this one sees it.
+    """
+    connection = context.connection
+    query = _TAKES_SERVERS
+    if connection.dialect.name != 'sqlite':
+        query = query.with_for_update(read=True)
+    return connection.execute(query, {'host': host}).first() is not None
+
+
 @engine.writer
 def service_write_admin(context, old, values):
     """Write an admin's ``values`` to the locked row ``old``; the row now."""

@@ -163,10 +163,12 @@ POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
 
 # Nova's instance notifications this project sends: instance.<action>
 # (lock, unlock, evacuate: no phase) and instance.<action>.<phase>
-# (power_off, power_on), and instance.update; and one Nova has not:
+# (power_off, power_on, create, delete: the create payload without what
+# Nova's adds, key pairs, tags and block devices, which no server here
+# has), and instance.update; and one Nova has not:
 # reset_state (no phase), for each server a host-wide reset changed.
 INSTANCE_ACTIONS = ('lock', 'unlock', 'power_off', 'power_on',
-                    'reset_state', 'evacuate')
+                    'reset_state', 'evacuate', 'create', 'delete')
 
 
 @ovo_base.VersionedObjectRegistry.register_if(False)

@@ -27,6 +27,10 @@ _JSON_FIELDS = {'flavor': None, 'user_metadata': {}, 'system_metadata': {},
 # Nova's reservation ids: "r-" and 8 of these.
 _RESERVATION_CHARACTERS = string.digits + string.ascii_lowercase
 
+# The system metadata key a server created through the API keeps its
+# requested networks in: 'none', or 'auto' (a port on the one network).
+REQUESTED_NETWORKS = 'requested_networks'
+
 DEFAULT_SORT = db_instances.DEFAULT_SORT
 FLAVOR_COPY_COLUMNS = db_instances.FLAVOR_COPY_COLUMNS
 # What a server takes of its host, copied from its flavor at creation.
@@ -59,6 +63,13 @@ def filters(exact=None, substring=None, vm_states=None, task_states=None,
 def flavor_copy(context, name):
     """(flavor row id, the copy an instance keeps) of ``name``, or None."""
     return db_instances.flavor_copy(context, name)
+
+
+def copy_of_flavor(flavor):
+    """The copy a server keeps of ``flavor`` (a FlavorRow)."""
+    copy = {name: getattr(flavor, name) for name in FLAVOR_COPY_COLUMNS}
+    copy['extra_specs'] = dict(flavor.extra_specs)
+    return copy
 
 
 def reservation_id():
@@ -102,6 +113,14 @@ def create(context, **values):
         if values.get(name) is not None:
             values[name] = jsonutils.dumps(values[name])
     return decoded(db_instances.instance_create(context, values))
+
+
+def update(context, record, values):
+    """Write ``values`` (no JSON column among them) to ``record``'s row.
+
+    The record as it now is; in the open transaction if any.
+    """
+    return db_instances.instance_update(context, record, values)
 
 
 def decoded(row):

@@ -31,6 +31,10 @@ STOPPED = 'stopped'
 POWERING_OFF = 'powering-off'
 POWERING_ON = 'powering-on'
 REBUILDING = 'rebuilding'
+BUILDING = 'building'
+SPAWNING = 'spawning'
+DELETING = 'deleting'
+DELETED = 'deleted'
 NOSTATE = 0
 RUNNING = 1
 SHUTDOWN = 4
@@ -131,14 +135,26 @@ TASKS = {
                        STOPPED, SHUTDOWN),
     POWERING_ON: Task('start', 'compute_start_instance', 'power_on',
                       ACTIVE, RUNNING),
+    # Build and delete have steps of their own (compute.tasks).
+    SPAWNING: Task('create', 'compute__do_build_and_run_instance', 'create',
+                   ACTIVE, RUNNING),
+    DELETING: Task('delete', 'compute_terminate_instance', 'delete',
+                   DELETED, NOSTATE),
 }
+
+
+def deleted_values(server, now):
+    """What a deleted server's row holds: soft-deleted, as Nova's."""
+    return {'vm_state': DELETED, 'task_state': None,
+            'power_state': NOSTATE, 'terminated_at': now,
+            'deleted_at': now, 'deleted': server.id}
 
 
 def pending_tasks(context, hosts, uuids=None):
     """Servers on ``hosts`` with a task waiting, oldest first.
 
-    A power task (:data:`TASKS`), or the rebuild of a server evacuated to
-    one of ``hosts``; only among ``uuids`` when given.
+    A task of :data:`TASKS` (power, build, delete), or the rebuild of a
+    server evacuated to one of ``hosts``; only among ``uuids`` when given.
     """
     return [instance_obj.decoded(server) for server in
             db_instances.instance_get_tasks(

@@ -17,6 +17,12 @@ SHOW = BASE % 'show'
 SHOW_FLAVOR_EXTRA_SPECS = BASE % 'show:flavor-extra-specs'
 SHOW_HOST_STATUS = BASE % 'show:host_status'
 SHOW_HOST_STATUS_UNKNOWN_ONLY = BASE % 'show:host_status:unknown-only'
+CREATE = BASE % 'create'
+CREATE_FORCED_HOST = BASE % 'create:forced_host'
+CREATE_REQUESTED_DESTINATION = BASE % 'create:requested_destination'
+CREATE_ATTACH_NETWORK = BASE % 'create:attach_network'
+CREATE_ZERO_DISK_FLAVOR = BASE % 'create:zero_disk_flavor'
+DELETE = BASE % 'delete'
 # Nova keeps this one in a module of its own; it governs the same views.
 EXTENDED_ATTRIBUTES = 'os_compute_api:os-extended-server-attributes'
 
@@ -59,6 +65,24 @@ rules = [
     _rule(SHOW_HOST_STATUS_UNKNOWN_ONLY, base.ADMIN,
           "Show a server's host_status only when it is UNKNOWN, for those "
           'the show:host_status rule refuses.', _VIEWS),
+    _rule(CREATE, base.PROJECT_MEMBER_OR_ADMIN, 'Create a server.',
+          [{'method': 'POST', 'path': '/servers'}]),
+    _rule(CREATE_FORCED_HOST, base.ADMIN,
+          'Create a server on the host (and node) its availability_zone '
+          'names as zone:host[:node].',
+          [{'method': 'POST', 'path': '/servers'}]),
+    _rule(CREATE_REQUESTED_DESTINATION, base.ADMIN,
+          'Create a server on the host or hypervisor_hostname it names '
+          '(from microversion 2.74); the scheduler still filters it.',
+          [{'method': 'POST', 'path': '/servers'}]),
+    _rule(CREATE_ATTACH_NETWORK, base.PROJECT_MEMBER_OR_ADMIN,
+          'Create a server with the networks it names.',
+          [{'method': 'POST', 'path': '/servers'}]),
+    _rule(CREATE_ZERO_DISK_FLAVOR, base.ADMIN,
+          'Create a server from an image with a flavor of no root disk.',
+          [{'method': 'POST', 'path': '/servers'}]),
+    _rule(DELETE, base.PROJECT_MEMBER_OR_ADMIN, 'Delete a server.',
+          [{'method': 'DELETE', 'path': '/servers/{server_id}'}]),
     _rule(EXTENDED_ATTRIBUTES, base.ADMIN,
           'Show the OS-EXT-SRV-ATTR attributes of servers (host, node, '
           'instance name and, from 2.3, more).', _VIEWS),

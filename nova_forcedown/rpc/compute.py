@@ -15,6 +15,7 @@ the agent's next look (``[DEFAULT] task_reconcile_interval``).
 Versions:
 
 * 1.0 - stop_instance, start_instance, rebuild_instance (instance_uuid)
+* 1.1 - build_and_run_instance, terminate_instance (instance_uuid)
 """
 
 from nova_forcedown import messaging
@@ -23,13 +24,18 @@ from nova_forcedown.rpc import transport
 TOPIC = 'compute'
 
 # The newest version this client sends and the agent's manager takes.
-VERSION = '1.0'
+VERSION = '1.1'
 
 # The RPC methods, one per task.
 STOP = 'stop_instance'
 START = 'start_instance'
 REBUILD = 'rebuild_instance'
-METHODS = (STOP, START, REBUILD)
+BUILD = 'build_and_run_instance'
+TERMINATE = 'terminate_instance'
+METHODS = (STOP, START, REBUILD, BUILD, TERMINATE)
+# The version each method came in; an older agent finds the task at its
+# next look instead.
+_SINCE = {BUILD: '1.1', TERMINATE: '1.1'}
 
 # Connection retries of one cast: a broker that is away costs a cast
 # about a second, then the agent's next look finds the task.
@@ -59,6 +65,13 @@ class ComputeAPI:
     def rebuild_instance(self, context, server, instance_uuid):
         self._cast(context, server, REBUILD, instance_uuid)
 
+    def build_and_run_instance(self, context, server, instance_uuid):
+        self._cast(context, server, BUILD, instance_uuid)
+
+    def terminate_instance(self, context, server, instance_uuid):
+        self._cast(context, server, TERMINATE, instance_uuid)
+
     def _cast(self, context, server, method, instance_uuid):
-        self._client.prepare(server=server, version='1.0').cast(
+        self._client.prepare(server=server,
+                             version=_SINCE.get(method, '1.0')).cast(
             context, method, instance_uuid=instance_uuid)

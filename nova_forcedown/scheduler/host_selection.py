@@ -63,6 +63,48 @@ def evacuation_plan(context, conf, servicegroup, server, host=None,
     return Plan(source_up, choices, retry_source_up)
 
 
+# What the scheduler reads of a create request: the size of each server
+# and the zone asked for (None: any); ``host`` is None, as no server is
+# anywhere yet.
+BuildRequest = collections.namedtuple('BuildRequest', (
+    'host', 'availability_zone', 'vcpus', 'memory_mb', 'root_gb',
+    'ephemeral_gb'))
+
+
+def host_is_up(context, servicegroup, host):
+    """Whether ``host``'s compute service is up (forced down: not)."""
+    found = compute_node_obj.compute_hosts(context, [host])
+    return bool(_of_host(servicegroup.up_of(found.services), host))
+
+
+def build_choices(context, conf, servicegroup, request, host=None,
+                  node=None):
+    """The NodeUsages a new server of ``request`` may go to, in order.
+
+    ``request`` has the server's size (vcpus, memory_mb, root_gb,
+    ephemeral_gb) and the zone it asked for (``availability_zone``), and
+    no ``host``. ``host`` and ``node``: where an admin asked it to go;
+    they are filtered as any other (up, enabled, not forced down, zone,
+    room). A ``host`` that runs no compute service, or a ``node`` that is
+    no node of the hosts considered, is ComputeHostNotFound, as Nova
+    names either.
+    """
+    hosts = hosts_to_consider(context, conf, request, host)
+    found = compute_node_obj.compute_hosts(context, hosts)
+    if host is not None and not _of_host(found.services, host):
+        raise exception.ComputeHostNotFound(host=host)
+    if node is not None and not any(
+            usage.capacity.node == node
+            for usages in found.nodes.values() for usage in usages):
+        raise exception.ComputeHostNotFound(host=node)
+    up = servicegroup.up_of(found.services)
+    chosen = set(candidates(context, conf, request, up, found.nodes,
+                            host=host))
+    return [usage for usages in found.nodes.values() for usage in usages
+            if usage.capacity in chosen and
+            (node is None or usage.capacity.node == node)]
+
+
 def reserved_host_plan(context, servicegroup, server, host):
     """The forced :class:`Plan` to reserved ``host``; None unless it may.
 

@@ -42,6 +42,18 @@ class TestRouteTables(base.BaseTestCase):
         self.assertEqual('/os-hypervisors/statistics', match['_path'])
         self.assertEqual('0a1b', match['project_id'])
 
+    def test_a_fixed_word_wins_whichever_table_routed_the_id_first(self):
+        mapper = router.build_mapper(router.merge_route_tables([
+            ('writes', {'/servers/{id}': {'DELETE': _handler}}),
+            ('reads', {'/servers/detail': {'GET': _handler},
+                       '/servers/{id}': {'GET': _handler}}),
+        ]))
+        self.assertEqual('/servers/detail',
+                         mapper.match('/servers/detail')['_path'])
+        self.assertEqual('/servers/detail',
+                         mapper.match('/0a1b/servers/detail')['_path'])
+        self.assertEqual('/servers/{id}', mapper.match('/servers/x')['_path'])
+
     def test_project_id_must_be_hex_and_dashes(self):
         mapper = router.build_mapper(router.load_route_table())
         self.assertIsNone(mapper.match('/not-a-project!/os-services'))

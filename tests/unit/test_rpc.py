@@ -85,19 +85,20 @@ class TestComputeRPCAPI(base.BaseTestCase):
                               timeout=10).call(self.context, method,
                                                instance_uuid='server-a')
 
-    def test_the_manager_takes_1_0_and_refuses_a_newer_major(self):
+    def test_the_manager_takes_1_1_and_refuses_a_newer_version(self):
         self.assertIsNone(self._call('1.0'))
+        self.assertIsNone(self._call('1.1', 'build_and_run_instance'))
         self.assertRaises(oslo_messaging.UnsupportedVersion, self._call,
                           '2.0')
         self.assertRaises(oslo_messaging.UnsupportedVersion, self._call,
-                          '1.1')
-        self.assertEqual(['server-a'], self.woken.uuids)
+                          '1.2')
+        self.assertEqual(['server-a', 'server-a'], self.woken.uuids)
 
     def test_an_unknown_method_is_refused(self):
         self.assertRaises(oslo_messaging.NoSuchMethod, self._call, '1.0',
                           'reboot_instance')
 
-    def test_the_client_sends_version_1_0(self):
+    def test_the_client_sends_each_method_at_its_version(self):
         sent = []
         self.useFixture(fixtures.MockPatchObject(
             self.rpc_transport, '_send',
@@ -106,9 +107,13 @@ class TestComputeRPCAPI(base.BaseTestCase):
 
         self.api.rebuild_instance(self.context, 'host-9', 'server-a')
 
+        self.api.terminate_instance(self.context, 'host-9', 'server-b')
+
         self.assertEqual([('compute', 'host-9', {
             'method': 'rebuild_instance', 'version': '1.0',
-            'args': {'instance_uuid': 'server-a'}})], sent)
+            'args': {'instance_uuid': 'server-a'}}), ('compute', 'host-9', {
+                'method': 'terminate_instance', 'version': '1.1',
+                'args': {'instance_uuid': 'server-b'}})], sent)
 
 
 class TestListenerStop(base.BaseTestCase):

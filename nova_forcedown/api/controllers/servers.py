@@ -335,7 +335,7 @@ def _views(req, servers, detail):
         host_status=host_status,
         extra_specs=detail and context.can(policies.SHOW_FLAVOR_EXTRA_SPECS,
                                            target, fatal=False),
-        links=_link_bases(req), services=services,
+        links=link_bases(req), services=services,
         is_up=req.is_up, zones=zones,
         faults=_faults(context, servers) if detail else None,
         fault_details=context.is_admin)
@@ -351,7 +351,7 @@ def _faults(context, servers):
         in instance_status.WITH_FAULT])
 
 
-def _link_bases(req):
+def link_bases(req):
     """(self, bookmark) URL bases of links.
 
     This API with its version prefix and, for bookmarks, without it; both

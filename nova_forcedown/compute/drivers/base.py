@@ -70,6 +70,16 @@ class ComputeDriver(metaclass=abc.ABCMeta):
         raise DriverError('The %s driver hosts no instances; it cannot '
                           'rebuild %s.' % (self.conf.driver, instance.uuid))
 
+    def spawn(self, instance):
+        """Build a new server on its host; (power_state, network_info).
+
+        ``network_info``: the ports the server got, a list of {network,
+        version, type, address, mac_address}: none when its system
+        metadata's ``requested_networks`` is ``none``.
+        """
+        raise DriverError('The %s driver hosts no instances; it cannot '
+                          'build %s.' % (self.conf.driver, instance.uuid))
+
     def guests(self, host):
         """{uuid: power_state} of the servers ``host``'s hypervisor runs.
 

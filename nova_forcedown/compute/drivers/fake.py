@@ -24,6 +24,7 @@ import os
 import tempfile
 import threading
 import time
+import uuid as uuid_module
 
 from oslo_serialization import jsonutils
 
@@ -70,6 +71,14 @@ ROOT_DEVICE_NAME = '/dev/vda'
 
 POWER_STATE_RUNNING = 1
 POWER_STATE_SHUTDOWN = 4
+
+# Where a server created through the API says it wants no port (as
+# objects.instance.REQUESTED_NETWORKS names it).
+REQUESTED_NETWORKS = 'requested_networks'
+
+
+def uuid_int(text):
+    return uuid_module.UUID(text).int
 
 
 class FakeDriver(base.ComputeDriver):
@@ -175,6 +184,25 @@ class FakeDriver(base.ComputeDriver):
     def rebuild(self, instance, stopped=False):
         return self._set_power(instance, POWER_STATE_SHUTDOWN if stopped
                                else POWER_STATE_RUNNING)
+
+    def spawn(self, instance):
+        networks = (instance.system_metadata or {}).get(REQUESTED_NETWORKS)
+        ports = [] if networks == 'none' else [self._port_of(instance.uuid)]
+        return self._set_power(instance, POWER_STATE_RUNNING), ports
+
+    def _port_of(self, uuid):
+        """The port of a server created through the API.
+
+        Its address is drawn from the upper half of the network by its
+        uuid, away from those of the servers the agent made itself.
+        """
+        half = SERVER_ADDRESSES.num_addresses // 2
+        number = half + uuid_int(uuid) % (half - 2) + 1
+        mac = ':'.join('%02x' % byte for byte in
+                       (number % (1 << 24)).to_bytes(3, 'big'))
+        return {'network': SERVER_NETWORK, 'version': 4, 'type': 'fixed',
+                'address': str(SERVER_ADDRESSES[number]),
+                'mac_address': '%s:%s' % (MAC_PREFIX, mac)}
 
     def destroy(self, host, instance_uuid):
         with self._lock:
