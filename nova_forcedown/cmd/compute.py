@@ -26,6 +26,8 @@ from nova_forcedown.db import schema
 from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import objects
+from nova_forcedown import rpc
+from nova_forcedown.rpc import transport as rpc_transport
 
 LOG = logging.getLogger(__name__)
 
@@ -120,6 +122,10 @@ def _start(conf, stop):
     for step in (lambda: _schema_current(conf), agent.register):
         if not database_wait.until_database_answers(conf, stop, tries, step):
             return None
+    if rpc_transport.enabled(conf):
+        # A build that fails here is retried on another host, told of it
+        # as the API tells the agents their tasks.
+        rpc.configure(conf)
     agent.start()
     return agent
 
@@ -137,6 +143,7 @@ def _serve(conf, agent, stop):
     stop.wait()
     LOG.info('Stopping on signal.')
     agent.stop()
+    rpc.reset()
     notifications.flush()
     cmd.before_exit()
 

@@ -291,7 +291,8 @@ class Agent:
         hosts = [service.host for service in self.services]
         self._tasks = compute_tasks.TaskRunner(
             self._context, self._driver, hosts, self._conf, self._clock,
-            told=told, on_rebuilt=self._rebuilt)
+            told=told, on_rebuilt=self._rebuilt,
+            servicegroup=self._servicegroup)
         interval = self._conf.sync_power_state_interval
         if interval > 0:
             self._power_sync = compute_power_sync.PowerSync(

@@ -30,7 +30,10 @@ from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import periodic
 from nova_forcedown.objects import host_tasks
+from nova_forcedown.objects import instance_build
 from nova_forcedown.objects import instance_operations as operations
+from nova_forcedown.rpc import compute as rpc_compute
+from nova_forcedown.scheduler import host_selection
 
 LOG = logging.getLogger(__name__)
 
@@ -56,8 +59,12 @@ class TaskRunner:
     """
 
     def __init__(self, context, driver, hosts, conf, clock, told=False,
-                 on_rebuilt=None):
+                 on_rebuilt=None, servicegroup=None):
         self._context = context
+        self._conf = conf
+        # Which hosts are up, for a failed build's next host; None: a
+        # failed build is not retried.
+        self._servicegroup = servicegroup
         self._driver = driver
         # Called once a rebuild (and a clean-up after it) changed what the
         # hosts run.
@@ -224,11 +231,7 @@ class TaskRunner:
         try:
             power_state, ports = self._driver.spawn(server)
         except driver_base.DriverError as exc:
-            LOG.warning('Building server %(uuid)s failed: %(error)s',
-                        {'uuid': server.uuid, 'error': exc})
-            host_tasks.end(context, server, started, {
-                'vm_state': operations.ERROR, 'host': None, 'node': None},
-                failure=host_tasks.Failure.of(exc))
+            self._build_failed(server, started, host_tasks.Failure.of(exc))
             return
         values = {'vm_state': operations.ACTIVE, 'power_state': power_state,
                   'launched_at': timeutils.utcnow()}
@@ -245,6 +248,40 @@ class TaskRunner:
         notifications.instance_power(context, after, task.notification,
                                      'end')
         notifications.instance_task_ended(context, server, after)
+
+    def _build_failed(self, server, started, failure):
+        """Retry a failed build on another host, as Nova reschedules it.
+
+        On a host the server's build was not tried on, up to ``[scheduler]
+        max_attempts`` hosts in all; told to that host's agent. Without a
+        servicegroup (no scheduler here) or once no retry is left, the
+        server is in error.
+        """
+        context = self._context
+        tried = instance_build.tried_hosts(context, server)
+        attempts = self._conf.scheduler.max_attempts
+        choices = None
+        if self._servicegroup is not None and len(tried) < attempts:
+            request = host_selection.BuildRequest(
+                host=None, availability_zone=server.availability_zone,
+                **instance_build.need_of(server.flavor)._asdict())
+            choices = [usage for usage in host_selection.build_choices(
+                context, self._conf, self._servicegroup, request)
+                if usage.capacity.host not in tried]
+        moved = host_tasks.build_failed(
+            context, server, started, failure, choices,
+            attempts=len(tried) if choices is None else None)
+        if moved is None:
+            LOG.warning('Building server %(uuid)s failed on %(host)s '
+                        '(%(error)s); it is in error.',
+                        {'uuid': server.uuid, 'host': server.host,
+                         'error': failure.message})
+            return
+        LOG.warning('Building server %(uuid)s failed on %(host)s '
+                    '(%(error)s); it is built on %(next)s instead.',
+                    {'uuid': server.uuid, 'host': server.host,
+                     'error': failure.message, 'next': moved.host})
+        operations.tell_host(context, moved, rpc_compute.BUILD)
 
     def terminate(self, server):
         """Destroy a server the API is deleting, then record it deleted."""

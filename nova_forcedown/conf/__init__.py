@@ -18,10 +18,12 @@ from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
 from nova_forcedown.conf import pulse
 from nova_forcedown.conf import quota
+from nova_forcedown.conf import scheduler
 from nova_forcedown.conf import wsgi
 
 _GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
-                  coordination, quota, monitor, compute_api, pulse)
+                  coordination, quota, monitor, compute_api, pulse,
+                  scheduler)
 
 PROJECT = 'nova_forcedown'
 

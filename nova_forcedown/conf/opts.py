@@ -13,6 +13,7 @@ from nova_forcedown.conf import monitor
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import pulse
 from nova_forcedown.conf import quota
+from nova_forcedown.conf import scheduler
 from nova_forcedown.conf import wsgi
 
 
@@ -20,7 +21,7 @@ def list_opts():
     groups = {}
     for module in (default, database, api, wsgi, notifications,
                    fencing, coordination, quota, monitor, compute_api,
-                   pulse):
+                   pulse, scheduler):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

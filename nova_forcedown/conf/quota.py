@@ -1,8 +1,8 @@
 """[quota] options: the limits Nova's quotas put on what a project keeps.
 
 Only the limit on a server's metadata items is enforced here (Nova's
-``metadata_items``, the same for every project): this service creates no
-servers, so instance, core and RAM quotas do not apply.
+``metadata_items``, the same for every project). Instance, core and RAM
+quotas are not: a project may create servers until the hosts are full.
 """
 
 from oslo_config import cfg

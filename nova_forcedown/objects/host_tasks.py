@@ -15,6 +15,7 @@ import traceback
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.objects import evacuation
 from nova_forcedown.objects import instance_action
+from nova_forcedown.objects import instance_build
 from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.objects import migration as migration_obj
@@ -78,6 +79,39 @@ def _started(context, migration):
     now = migration_obj.latest_evacuation(context, migration.instance_uuid,
                                           migration.dest_compute)
     return now is not None and now.status != migration_obj.FAILED
+
+
+@db_engine.writer
+def build_failed(context, server, started, failure, choices=None,
+                 attempts=None):
+    """End a build the driver failed; the server on its next host, or None.
+
+    One transaction: the fault and the event in error, then the server
+    moved to the first of ``choices`` that takes it
+    (:func:`.instance_build.reschedule`). None (no choice, or
+    ``choices`` None: no retry is left) leaves it in error off the host,
+    its room released, with Nova's retries fault; ``attempts``: the
+    number of hosts tried, when that is why.
+    """
+    instance_fault.record(context, server.uuid, failure.message,
+                          details=failure.traceback, host=server.host)
+    if started.event_id is not None:
+        instance_action.event_finish(context, started.action_id,
+                                     started.event_id, instance_action.ERROR,
+                                     failure.traceback)
+    moved = (instance_build.reschedule(context, server, choices)
+             if choices is not None else None)
+    if moved is not None:
+        return moved or None
+    if operations.end_task(context, server, {
+            'vm_state': operations.ERROR, 'host': None,
+            'node': None}) is not None:
+        message = (instance_build.ATTEMPTS_EXCEEDED % {
+            'attempts': attempts, 'uuid': server.uuid,
+            'error': failure.message} if attempts is not None else
+            instance_build.HOSTS_EXHAUSTED % {'uuid': server.uuid})
+        instance_fault.record(context, server.uuid, message)
+    return None
 
 
 @db_engine.writer

@@ -21,14 +21,26 @@ from oslo_utils import timeutils
 
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import instance_actions as db_instance_actions
+from nova_forcedown.db import instances as db_instances
 from nova_forcedown.db import services as db_services
 from nova_forcedown.objects import compute_node as compute_node_obj
 from nova_forcedown.objects import instance as instance_obj
+from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_fault
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.rpc import compute as rpc_compute
 
 ACTION = 'create'
+# The event each host's attempt at building a server records.
+BUILD_EVENT = 'compute__do_build_and_run_instance'
+
+# A server's fault once its build failed everywhere it may go, as Nova's.
+ATTEMPTS_EXCEEDED = ('Exceeded maximum number of retries. Exceeded max '
+                     'scheduling attempts %(attempts)d for instance '
+                     '%(uuid)s. Last exception: %(error)s')
+HOSTS_EXHAUSTED = ('Exceeded maximum number of retries. Exhausted all hosts '
+                   'available for retrying build failures for instance '
+                   '%(uuid)s.')
 
 # What a server takes, as compute_node.fits() reads it.
 Need = collections.namedtuple('Need', ('vcpus', 'memory_mb', 'root_gb',
@@ -95,6 +107,35 @@ def _refused(context, placed, servers, now):
         instance_fault.record(context, record.uuid,
                               instance_fault.NO_VALID_HOST)
     return records
+
+
+def tried_hosts(context, server):
+    """The hosts ``server``'s build was tried on, in order, its own last."""
+    action = instance_action.latest(context, server.uuid, ACTION)
+    events = (instance_action.events(context, action.id)
+              if action is not None else [])
+    hosts = [event.host for event in events if event.event == BUILD_EVENT]
+    return [host for host in hosts if host != server.host] + [server.host]
+
+
+def reschedule(context, server, choices):
+    """Move ``server``, whose build failed on its host, to another.
+
+    In the open transaction: the first of ``choices`` (NodeUsages) whose
+    host still takes servers and whose node still has room is claimed,
+    and the server moves there, still spawning, if it still is on its
+    host. Its record there, or None when no choice takes it, or False
+    when its task is gone (a delete was asked meanwhile).
+    """
+    found = _claimed(context, choices, need_of(server.flavor),
+                     collections.Counter())
+    if found is None:
+        return None
+    values = {'host': found.host, 'node': found.node}
+    if not db_instances.instance_finish_task(
+            context, server.uuid, server.host, operations.SPAWNING, values):
+        return False
+    return server._replace(**values)
 
 
 def _claimed(context, choices, need, taken):

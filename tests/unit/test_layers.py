@@ -29,7 +29,9 @@ MAY_IMPORT = {
             'scheduler'} | _DOMAIN,
     'wsgi': {'api'} | _DOMAIN,
     'api': {'policy', 'policies', 'scheduler'} | _DOMAIN,
-    'compute': _DOMAIN,
+    # The agent retries a failed build elsewhere, as Nova's conductor
+    # reschedules it: it asks the scheduler where.
+    'compute': {'scheduler'} | _DOMAIN,
     # An external system: it speaks the compute API (and reads the
     # hosts' pulses with the servicegroup's reader, MONITOR_READS).
     'monitor': {'servicegroup'} | _FOUNDATION,

@@ -90,7 +90,11 @@ class _ServerBuildBase:
     def runner(self, host, driver=None):
         return compute_tasks.TaskRunner(
             self.context, driver or fake_driver.FakeDriver(_FakeAgentConf),
-            [host], self.conf, test_heartbeat.FakeClock())
+            [host], self.conf, test_heartbeat.FakeClock(),
+            servicegroup=self.servicegroup)
+
+    def fault(self, uuid):
+        return instance_fault.latest_of(self.context, [uuid])[uuid].message
 
     def record(self, uuid):
         return instance_obj.get_record(self.context, uuid, deleted_too=True)
@@ -169,17 +173,50 @@ class _ServerBuildMixin(_ServerBuildBase):
         record, = self.create(host='up-2')
         self.assertEqual('up-2', record.host)
 
-    def test_a_failed_build_leaves_the_server_in_error_off_the_host(self):
+    def test_a_failed_build_is_retried_on_another_host(self):
+        record, = self.create()
+        other, = set(USABLE) - {record.host}
+
+        self.runner(record.host, BrokenDriver(_FakeAgentConf)).run_pending()
+
+        moved = self.record(record.uuid)
+        self.assertEqual(('building', 'spawning', other),
+                         (moved.vm_state, moved.task_state, moved.host))
+        self.runner(other).run_pending()
+        self.assertEqual(('active', other),
+                         (self.record(record.uuid).vm_state,
+                          self.record(record.uuid).host))
+        action = instance_action.latest(self.context, record.uuid, 'create')
+        self.assertEqual([(record.host, 'Error'), (other, 'Success')],
+                         [(event.host, event.result) for event in
+                          instance_action.events(self.context, action.id)])
+
+    def test_a_build_failed_on_every_host_is_in_error_off_them(self):
+        record, = self.create()
+        other, = set(USABLE) - {record.host}
+
+        for host in (record.host, other):
+            self.runner(host, BrokenDriver(_FakeAgentConf)).run_pending()
+
+        failed = self.record(record.uuid)
+        self.assertEqual(('error', None, None),
+                         (failed.vm_state, failed.task_state, failed.host))
+        self.assertEqual(instance_build.HOSTS_EXHAUSTED % {
+            'uuid': record.uuid}, self.fault(record.uuid))
+        self.assertEqual(0, self.live_by_host()[other])
+
+    def test_one_attempt_only_when_max_attempts_is_1(self):
+        self.conf.set_override('max_attempts', 1, group='scheduler')
         record, = self.create()
 
         self.runner(record.host, BrokenDriver(_FakeAgentConf)).run_pending()
 
         failed = self.record(record.uuid)
-        self.assertEqual(('error', None, None),
-                         (failed.vm_state, failed.task_state, failed.host))
-        fault = instance_fault.latest_of(self.context, [record.uuid])
-        self.assertEqual('the hypervisor is out of order',
-                         fault[record.uuid].message)
+        self.assertEqual(('error', None), (failed.vm_state, failed.host))
+        self.assertEqual(
+            'Exceeded maximum number of retries. Exceeded max scheduling '
+            'attempts 1 for instance %s. Last exception: the hypervisor is '
+            'out of order' % record.uuid, self.fault(record.uuid))
 
     def test_a_delete_is_carried_out_by_the_host_and_frees_its_room(self):
         records = self.create(count=8)
