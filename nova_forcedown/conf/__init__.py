@@ -13,6 +13,7 @@ from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
+from nova_forcedown.conf import glance
 from nova_forcedown.conf import monitor
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import opts
@@ -23,7 +24,7 @@ from nova_forcedown.conf import wsgi
 
 _GROUP_MODULES = (default, database, api, wsgi, notifications, fencing,
                   coordination, quota, monitor, compute_api, pulse,
-                  scheduler)
+                  scheduler, glance)
 
 PROJECT = 'nova_forcedown'
 

@@ -9,6 +9,7 @@ from nova_forcedown.conf import coordination
 from nova_forcedown.conf import database
 from nova_forcedown.conf import default
 from nova_forcedown.conf import fencing
+from nova_forcedown.conf import glance
 from nova_forcedown.conf import monitor
 from nova_forcedown.conf import notifications
 from nova_forcedown.conf import pulse
@@ -21,7 +22,7 @@ def list_opts():
     groups = {}
     for module in (default, database, api, wsgi, notifications,
                    fencing, coordination, quota, monitor, compute_api,
-                   pulse, scheduler):
+                   pulse, scheduler, glance):
         for group, opts in module.list_opts().items():
             groups.setdefault(group, []).extend(opts)
     return sorted(groups.items())

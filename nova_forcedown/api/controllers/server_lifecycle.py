@@ -2,8 +2,9 @@
 
 A create goes as Nova's: body schema of the microversion, policies (the
 zone:host form and, from 2.74, host and hypervisor_hostname are an
-admin's), the flavor the caller may see, the image (any UUID: there is no
-image service here), the zone; then the scheduler's choices and one
+admin's), the flavor the caller may see, the image (read from the image
+service when there is one, :mod:`nova_forcedown.api.images`; else any
+UUID), the zone; then the scheduler's choices and one
 transaction that places and records every server of the request
 (:mod:`nova_forcedown.objects.instance_build`). The answer is 202 with
 the first server's id, links and admin password, or the reservation id
@@ -20,6 +21,7 @@ import secrets
 from oslo_utils import uuidutils
 import webob.exc
 
+from nova_forcedown.api import images
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api.controllers import servers
 from nova_forcedown.api.schemas import server_create as schemas
@@ -70,7 +72,9 @@ def create_server(req):
         raise webob.exc.HTTPBadRequest(explanation=INVALID_KEY)
     _check_zone(req, zone)
     count = _count(body)
-    servers_values = _servers(req, body, flavor, image, zone, count)
+    properties = images.image_properties(req, image, flavor)
+    servers_values = _servers(req, body, flavor, image, zone, count,
+                              properties)
     try:
         choices = host_selection.build_choices(
             context, req.app.conf, req.app.servicegroup,
@@ -161,7 +165,7 @@ def _count(body):
     return high
 
 
-def _servers(req, body, flavor, image, zone, count):
+def _servers(req, body, flavor, image, zone, count, properties):
     """The values of each server of the request."""
     context = req.context
     networks = 'none' if body.get('networks') == 'none' else 'auto'
@@ -177,7 +181,8 @@ def _servers(req, body, flavor, image, zone, count):
         'access_ip_v6': body.get('accessIPv6'),
         'config_drive': _config_drive(body.get('config_drive')),
         'root_device_name': ROOT_DEVICE_NAME,
-        'system_metadata': {instance_obj.REQUESTED_NETWORKS: networks}}
+        'system_metadata': dict(properties, **{
+            instance_obj.REQUESTED_NETWORKS: networks})}
     name = body['name']
     made = []
     for index in range(1, count + 1):

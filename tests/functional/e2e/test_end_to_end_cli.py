@@ -16,6 +16,7 @@ import subprocess
 
 from nova_forcedown.compute.drivers import fake
 from tests.fixtures import keystone_server
+from tests.fixtures import nova_stand_ins
 from tests.fixtures import processes
 from tests.functional.e2e import test_end_to_end_servers
 
@@ -293,3 +294,54 @@ class TestEvacuationWithTheCli(CliTestCase):
         migrations = self.openstack_json('server', 'migration', 'list',
                                          '--type', 'evacuation')
         self.assertEqual(3, len(migrations))
+
+
+class TestServerCreateWithTheCli(CliTestCase):
+    """The catalog also has an image service, the Glance stand-in.
+
+    The CLIs look the image up there, and so does the API. ``--nic none``,
+    not ``--network none``: the CLI looks the latter up as a network named
+    "none" (in Nova's os-networks, without a network service).
+    """
+
+    def setUp(self):
+        super().setUp()
+        images = self.useFixture(nova_stand_ins.StandIns())
+        self.addCleanup(self.keystone.add_image_endpoint(images.glance_url))
+        self.openstack('compute', 'service', 'set', '--down', FAILED_HOST,
+                       'nova-compute')
+
+    def test_create_wait_and_delete_with_openstack(self):
+        server = self.openstack_json(
+            'server', 'create', '--flavor', 'm1.tiny', '--image',
+            nova_stand_ins.IMAGE_ID, '--nic', 'none', '--wait', 'web')
+
+        self.assertEqual(('ACTIVE', 'e2e-2', 'real-nova-image'),
+                         (server['status'], server['OS-EXT-SRV-ATTR:host'],
+                          server['image'].split(' ')[0]))
+        self.openstack('server', 'delete', '--wait', server['id'])
+        self.assertEqual([], self.database.query(
+            'SELECT id FROM instances WHERE uuid = ? AND deleted = 0',
+            server['id']))
+
+    def test_boot_and_delete_with_nova(self):
+        output = self.client_output(
+            'nova', 'boot', '--flavor', 'm1.tiny', '--image',
+            nova_stand_ins.IMAGE_ID, '--nic', 'none', '--poll', 'batch')
+
+        self.assertIn('Server building... 100% complete', output)
+        (row,) = self.database.query(
+            "SELECT uuid, host, vm_state FROM instances "
+            "WHERE display_name = 'batch'")
+        self.assertEqual(('e2e-2', 'active'), (row['host'], row['vm_state']))
+        self.client_output('nova', 'delete', row['uuid'])
+
+    def test_an_image_the_service_does_not_have_is_refused(self):
+        result = self.run_client(
+            'openstack', 'server', 'create', '--flavor', 'm1.tiny',
+            '--image', nova_stand_ins.MISSING_IMAGE_ID, '--nic', 'none',
+            'nowhere')
+
+        self.assertNotEqual(0, result.returncode)
+        self.assertEqual([], self.database.query(
+            "SELECT id FROM instances WHERE display_name = 'nowhere'"))
