@@ -20,18 +20,23 @@ from nova_forcedown.rpc import compute as rpc_compute
 ACTION = 'delete'
 
 
-def delete(context, seen, host_up, project_id=None):
+def delete(context, seen, host_up, force=False, project_id=None):
     """Delete the server ``seen`` (its record as the caller read it).
 
     ``host_up``: whether the compute service of ``seen``'s host is up, as
     the servicegroup says. The transaction reads the server again, locked;
     a server that moved meanwhile is deleted by its new host's agent.
+    ``force``: forceDelete, which Nova refuses while a task runs.
     """
     local = {}
 
     def change(server):
         if server.locked_by is not None and not context.is_admin:
             raise exception.InstanceIsLocked(instance_uuid=server.uuid)
+        if force and server.task_state is not None:
+            raise exception.InstanceInvalidState(
+                action='forceDelete', instance_uuid=server.uuid,
+                attr='task_state', state=server.task_state)
         if server.task_state == operations.DELETING:
             return None
         if server.host is None or (server.host == seen.host and

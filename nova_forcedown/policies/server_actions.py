@@ -17,6 +17,7 @@ RESET_STATE = 'os_compute_api:os-admin-actions:reset_state'
 STOP = 'os_compute_api:servers:stop'
 START = 'os_compute_api:servers:start'
 EVACUATE = 'os_compute_api:os-evacuate'
+FORCE_DELETE = 'os_compute_api:os-deferred-delete:force'
 
 
 def _rule(name, check_str, description, action):
@@ -40,6 +41,9 @@ rules = [
     _rule(STOP, base.PROJECT_MEMBER_OR_ADMIN, 'Stop a server.', 'os-stop'),
     _rule(START, base.PROJECT_MEMBER_OR_ADMIN, 'Start a server.',
           'os-start'),
+    _rule(FORCE_DELETE, base.PROJECT_MEMBER_OR_ADMIN,
+          'Delete a server at once, whatever its vm_state (no task may '
+          'run).', 'forceDelete'),
     _rule(EVACUATE, base.ADMIN,
           'Evacuate a server from a host that is down (forced down, or '
           'without heartbeat) to another host.', 'evacuate'),

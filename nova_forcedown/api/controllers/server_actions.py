@@ -1,7 +1,7 @@
 """POST /servers/{id}/action: the actions instance-HA tools send.
 
-``lock``, ``unlock``, ``os-resetState``, ``os-stop``, ``os-start`` and
-``evacuate``, as in Nova: the body's one key names the action, its value
+``lock``, ``unlock``, ``os-resetState``, ``os-stop``, ``os-start``,
+``evacuate`` and ``forceDelete``, as in Nova: the body's one key names the action, its value
 is validated, then the server is looked up (404, also for another
 project's server unless the caller is an admin), the policy is checked
 against the server's project, and the operation runs (409 when the
@@ -15,6 +15,7 @@ import webob.exc
 
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
+from nova_forcedown.api.controllers import server_lifecycle
 from nova_forcedown.api.controllers import servers
 from nova_forcedown.api.schemas import server_actions as schemas
 from nova_forcedown.api import validation
@@ -122,6 +123,12 @@ def _evacuate(req, args):
     return api_request.json_response({'adminPass': password})
 
 
+def _force_delete(req, args):
+    """Nova's forceDelete: a delete, refused while a task runs."""
+    server = servers.authorized(req, policies.FORCE_DELETE)
+    server_lifecycle.delete(req, server, force=True)
+
+
 def _evacuate_schema(version):
     if version.matches(microversion.V2_68):
         return schemas.EVACUATE_V268
@@ -146,4 +153,5 @@ _ACTIONS = {
     'os-stop': (schemas.ANYTHING, _stop),
     'os-start': (schemas.ANYTHING, _start),
     'evacuate': (_evacuate_schema, _evacuate),
+    'forceDelete': (schemas.ANYTHING, _force_delete),
 }

@@ -86,12 +86,16 @@ def create_server(req):
 
 
 def delete_server(req):
-    server = servers.authorized(req, policies.DELETE)
+    delete(req, servers.authorized(req, policies.DELETE))
+    return api_request.empty_response(status=204)
+
+
+def delete(req, server, force=False):
+    """Delete ``server``, by its host's agent if that host is up."""
     host_up = bool(server.host) and bool(host_selection.host_is_up(
         req.context, req.app.servicegroup, server.host))
-    instance_delete.delete(req.context, server, host_up,
+    instance_delete.delete(req.context, server, host_up, force=force,
                            project_id=req.visible_project)
-    return api_request.empty_response(status=204)
 
 
 ROUTES = {
