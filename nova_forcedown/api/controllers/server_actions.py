@@ -1,12 +1,13 @@
 """POST /servers/{id}/action: the actions instance-HA tools send.
 
 ``lock``, ``unlock``, ``os-resetState``, ``os-stop``, ``os-start``,
-``evacuate`` and ``forceDelete``, as in Nova: the body's one key names the action, its value
-is validated, then the server is looked up (404, also for another
-project's server unless the caller is an admin), the policy is checked
-against the server's project, and the operation runs (409 when the
-server's state refuses it). Each answers 202 with no body, but evacuate,
-200; stop, start and evacuate are then carried out by the hosts' agents.
+``evacuate`` and ``forceDelete``, as in Nova: the body's one key names
+the action, its value is validated, then the server is looked up (404,
+also for another project's server unless the caller is an admin), the
+policy is checked against the server's project, and the operation runs
+(409 when the server's state refuses it). Each answers 202 with no
+body, but evacuate, 200; stop, start, evacuate and a forceDelete of a
+server on an up host are then carried out by the hosts' agents.
 """
 
 import secrets
