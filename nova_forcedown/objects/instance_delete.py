@@ -6,8 +6,9 @@ told; the agent destroys it through its driver and records it deleted
 host. A server never placed (no host), or whose host is down (forced down
 included), is deleted at once, as Nova's API deletes one locally: that
 host's agent, when it comes back, removes the copy the database no
-longer places there before it reports anything. A locked server is
-refused to all but an admin; one already being deleted is left to that.
+longer places there before it reports anything; so is one whose delete
+waits on a host that went down since. A locked server is refused to all
+but an admin; one already being deleted by an up host is left to that.
 """
 
 from oslo_utils import timeutils
@@ -37,12 +38,12 @@ def delete(context, seen, host_up, force=False, project_id=None):
             raise exception.InstanceInvalidState(
                 action='forceDelete', instance_uuid=server.uuid,
                 attr='task_state', state=server.task_state)
-        if server.task_state == operations.DELETING:
-            return None
         if server.host is None or (server.host == seen.host and
                                    not host_up):
             local['before'] = server
             return operations.deleted_values(server, timeutils.utcnow())
+        if server.task_state == operations.DELETING:
+            return None
         return {'task_state': operations.DELETING}
 
     after = operations.act(context, seen.uuid, change, ACTION, project_id)

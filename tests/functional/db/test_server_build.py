@@ -234,6 +234,17 @@ class _ServerBuildMixin(_ServerBuildBase):
         self.assertTrue(deleted.deleted)
         self.assertEqual('up-1', self.create()[0].host)
 
+    def test_a_delete_waiting_on_a_host_gone_down_is_done_at_once(self):
+        record, = self.create()
+        instance_delete.delete(self.user, record, host_up=True)
+        self.assertEqual('deleting', self.record(record.uuid).task_state)
+
+        instance_delete.delete(self.user, record, host_up=True)
+        self.assertFalse(self.record(record.uuid).deleted)
+        instance_delete.delete(self.user, record, host_up=False)
+
+        self.assertTrue(self.record(record.uuid).deleted)
+
     def test_a_server_of_a_host_that_is_down_is_deleted_at_once(self):
         record, = self.create()
 
