@@ -375,6 +375,48 @@ class TestInstanceNotifications(NotificationTestCase):
                           'old_task_state': 'powering-off',
                           'new_task_state': None}, update)
 
+    def test_create_and_delete_from_the_host(self):
+        self.start_api()
+        agent = self.useFixture(commands.AgentProcess(
+            self.database, '--driver', 'fake', '--hosts', '1',
+            '--instances', '0', '--host-prefix', 'notify-'))
+        self.assertTrue(commands.wait_until(
+            lambda: self.database.services(binary='nova-compute')),
+            agent.log())
+
+        status, answer, _ = self.request('POST', '/servers', {'server': {
+            'name': 'web', 'flavorRef': '1', 'networks': 'none',
+            'imageRef': '6a3e9d52-7c1f-4b8e-9f2d-0e5b4c3a2d10'}}, '2.37')
+        self.assertEqual(202, status, answer)
+        uuid = answer['server']['id']
+        self.assertTrue(commands.wait_until(lambda: self.request(
+            'GET', '/servers/' + uuid)[1]['server']['status'] == 'ACTIVE'),
+            agent.log())
+        status, answer, _ = self.request('DELETE', '/servers/' + uuid)
+        self.assertEqual(204, status, answer)
+
+        def from_the_host():
+            return [message for message in self.instance_events(
+                self.consumer.collect(0.2))
+                if message['publisher_id'].startswith('nova-compute')]
+
+        self.assertTrue(commands.wait_until(lambda: 'instance.delete.end' in [
+            message['event_type'] for message in from_the_host()]),
+            agent.log())
+        compute = from_the_host()
+        self.assertEqual(
+            ['instance.create.start', 'instance.create.end',
+             'instance.update', 'instance.delete.start',
+             'instance.delete.end'],
+            [message['event_type'] for message in compute], agent.log())
+        created = compute[1]['payload']['nova_object.data']
+        self.assertEqual((uuid, 'active', 'running', 'notify-1'),
+                         (created['uuid'], created['state'],
+                          created['power_state'], created['host']))
+        deleted = compute[4]['payload']['nova_object.data']
+        self.assertEqual((uuid, 'deleted'), (deleted['uuid'],
+                                             deleted['state']))
+
     def test_host_wide_operations_notify_each_server(self):
         self.start_api()
         agent = self.useFixture(commands.AgentProcess(
