@@ -15,6 +15,7 @@ A delete is 204: the host's agent destroys the server, or it is deleted
 at once when its host is down (:mod:`nova_forcedown.objects.instance_delete`).
 """
 
+import ipaddress
 import re
 import secrets
 
@@ -181,8 +182,8 @@ def _servers(req, body, flavor, image, zone, count, properties):
         'user_metadata': body.get('metadata') or {},
         'reservation_id': instance_obj.reservation_id(),
         'display_description': body.get('description'),
-        'access_ip_v4': body.get('accessIPv4'),
-        'access_ip_v6': body.get('accessIPv6'),
+        'access_ip_v4': _address(body.get('accessIPv4')),
+        'access_ip_v6': _address(body.get('accessIPv6')),
         'config_drive': _config_drive(body.get('config_drive')),
         'root_device_name': ROOT_DEVICE_NAME,
         'system_metadata': dict(properties, **{
@@ -197,6 +198,15 @@ def _servers(req, body, flavor, image, zone, count, properties):
                          hostname=_hostname(body, display_name, uuid,
                                             index, count)))
     return made
+
+
+def _address(text):
+    """An access IP as Nova keeps it: the address's canonical form.
+
+    ``0000:...:babe:220.12.22.2`` is ``::babe:dc0c:1602``, which also
+    fits the column (39 characters) that the long form may not.
+    """
+    return str(ipaddress.ip_address(text)) if text else None
 
 
 def _config_drive(value):
