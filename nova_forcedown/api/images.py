@@ -31,7 +31,7 @@ _NOT_PROPERTIES = frozenset((
     'updated_at', 'tags', 'self', 'file', 'schema', 'owner', 'protected',
     'os_hidden', 'locations', 'direct_url', 'stores'))
 
-NOT_FOUND = 'Image %s could not be found.'
+NOT_FOUND = 'Can not find requested image'
 NOT_ACTIVE = 'Image %s is not active.'
 MEMORY_TOO_SMALL = "Flavor's memory is too small for requested image."
 DISK_TOO_SMALL = "Flavor's disk is too small for requested image."
@@ -67,7 +67,7 @@ def _read(req, image_id):
     except ks_exc.ClientException as exc:
         raise _unavailable(type(exc).__name__)
     if response.status_code == 404:
-        raise webob.exc.HTTPBadRequest(explanation=NOT_FOUND % image_id)
+        raise webob.exc.HTTPBadRequest(explanation=NOT_FOUND)
     if response.status_code != 200:
         raise _unavailable('HTTP %d' % response.status_code)
     try:

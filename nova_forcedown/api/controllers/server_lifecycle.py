@@ -50,6 +50,9 @@ ZONE_UNAVAILABLE = 'The requested availability zone is not available'
 ZERO_DISK = ('Only volume-backed servers are allowed for flavors with '
              'zero disk.')
 COUNT_ORDER = 'min_count must be <= max_count'
+AMBIGUOUS_HOSTNAME = ('Unable to allocate a single hostname to multiple '
+                      'instances')
+DISABLED_FLAVOR = 'Flavor %s could not be found.'
 
 
 def create_server(req):
@@ -71,8 +74,13 @@ def create_server(req):
     if body.get('key_name') is not None:
         # No key pair is ever created here.
         raise webob.exc.HTTPBadRequest(explanation=INVALID_KEY)
-    _check_zone(req, zone)
+    if host is None and node is None:
+        # As Nova, not up front for a named host; it must be in the zone
+        # when it is placed.
+        _check_zone(req, zone)
     count = _count(body)
+    if body.get('hostname') and count > 1:
+        raise webob.exc.HTTPBadRequest(explanation=AMBIGUOUS_HOSTNAME)
     properties = images.image_properties(req, image, flavor)
     servers_values = _servers(req, body, flavor, image, zone, count,
                               properties)
@@ -135,9 +143,14 @@ def _flavor(req, ref):
     """The flavor of flavorRef (an id, or a link ending in one)."""
     flavorid = str(ref).rstrip('/').rsplit('/', 1)[-1]
     try:
-        return flavor_obj.get_by_flavor_id(req.context, flavorid)
+        flavor = flavor_obj.get_by_flavor_id(req.context, flavorid)
     except exception.FlavorNotFound:
         raise webob.exc.HTTPBadRequest(explanation=INVALID_FLAVOR)
+    if flavor.disabled:
+        # Nova names the flavor by its row id here.
+        raise webob.exc.HTTPBadRequest(explanation=DISABLED_FLAVOR %
+                                       flavor.id)
+    return flavor
 
 
 def _image(ref):
@@ -195,8 +208,7 @@ def _servers(req, body, flavor, image, zone, count, properties):
                         MULTI_NAME % {'name': name, 'count': index})
         uuid = uuidutils.generate_uuid()
         made.append(dict(common, uuid=uuid, display_name=display_name,
-                         hostname=_hostname(body, display_name, uuid,
-                                            index, count)))
+                         hostname=_hostname(body, display_name, uuid)))
     return made
 
 
@@ -215,12 +227,10 @@ def _config_drive(value):
     return 'True' if validation.to_bool(value) else ''
 
 
-def _hostname(body, display_name, uuid, index, count):
+def _hostname(body, display_name, uuid):
     """The server's hostname: asked for (2.90), else made from its name."""
-    wanted = body.get('hostname')
-    if wanted:
-        return wanted if count == 1 else '%s-%d' % (wanted, index)
-    return sanitized_hostname(display_name) or 'server-%s' % uuid
+    return (body.get('hostname') or sanitized_hostname(display_name) or
+            'server-%s' % uuid)
 
 
 def sanitized_hostname(name):

@@ -64,7 +64,7 @@ class TestImagesFromTheImageService(testtools.TestCase):
 
     def test_an_image_the_service_does_not_have(self):
         image = nova_stand_ins.MISSING_IMAGE_ID
-        self.assertRefused(400, 'Image %s could not be found.' % image,
+        self.assertRefused(400, 'Can not find requested image',
                            self.create(image))
         self.assertEqual(2, self.server_count())
 
