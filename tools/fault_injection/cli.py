@@ -21,6 +21,9 @@ from tools.fault_injection import storm as storm_mod
 
 FLAVOR = {'name': 'fi.big', 'id': 'fi.big', 'ram': 64 * 1024, 'vcpus': 8,
           'disk': 400}
+# What the clients create: the big flavor, or a quarter of it.
+SMALL_FLAVOR = {'name': 'fi.small', 'id': 'fi.small', 'ram': 16 * 1024,
+                'vcpus': 2, 'disk': 100}
 # Long enough that a host whose agent merely crashed is never down by
 # its heartbeat during a run: only fenced hosts are evacuable.
 SERVICE_DOWN_TIME = 600
@@ -32,10 +35,10 @@ QUIET = 3
 def parse(argv):
     parser = argparse.ArgumentParser(
         prog='python -m tools.fault_injection',
-        description='Evacuation storms against real agents while they '
-                    'crash, hosts are fenced and repaired, and the '
-                    'database, Redis and the broker go away; exits 1 on '
-                    'any violated invariant.')
+        description='Evacuation storms, creates and deletes against real '
+                    'agents while they crash, hosts are fenced and '
+                    'repaired, and the database, Redis and the broker go '
+                    'away; exits 1 on any violated invariant.')
     parser.add_argument('--duration', type=float, default=120,
                         help='seconds of storm and faults (default 120)')
     parser.add_argument('--seed', default='0',
@@ -113,7 +116,8 @@ def _run(args, deployment, processes):
     api = api_client.Api(api_process.port, args.client_timeout, cuts,
                          violations)
     _start_api(api_process, api)
-    _create_flavor(api)
+    for flavor in (FLAVOR, SMALL_FLAVOR):
+        _create_flavor(api, flavor)
     agents = [deployment_mod.Agent(deployment, index, args.instances,
                                    FLAVOR['name'])
               for index in range(1, args.hosts + 1)]
@@ -121,8 +125,10 @@ def _run(args, deployment, processes):
     _start_agents(agents)
     hosts = hosts_mod.Hosts(agents, deployment.engine)
     _read_services(hosts)
+    ledger = invariants.Ledger()
     checker = invariants.Checker(deployment.engine, deployment.state_dir,
-                                 hosts, violations, args.sample_interval)
+                                 hosts, violations, args.sample_interval,
+                                 ledger)
     if checker.baseline() != args.hosts * args.instances:
         raise RuntimeError('%d servers registered, %d expected' % (
             checker.servers, args.hosts * args.instances))
@@ -131,7 +137,8 @@ def _run(args, deployment, processes):
     faults = faults_mod.Faults(api, hosts, deployment.relays, cuts, checker,
                                violations, args.seed, args.max_fenced)
     clients = storm_mod.Storm(api, hosts, faults, violations, args.seed,
-                              args.clients)
+                              args.clients, ledger,
+                              (FLAVOR['id'], SMALL_FLAVOR['id']))
     checker.start()
     clients.start()
     faults.start()
@@ -147,8 +154,8 @@ def _run(args, deployment, processes):
     if not api_process.alive:
         violations.add('api-died', api_process.output()[-2000:])
     if not settled:
-        violations.add('not-settled', 'rebuilds still under way after '
-                       '%d s' % SETTLE_LIMIT)
+        violations.add('not-settled', 'builds, rebuilds or deletes still '
+                       'under way after %d s' % SETTLE_LIMIT)
     return {
         'backend': deployment.backend, 'hosts': args.hosts,
         'instances': args.instances, 'clients': args.clients,
@@ -160,6 +167,9 @@ def _run(args, deployment, processes):
                     'recovery': round(recovered - stormed, 1)},
         'requests': report.requests_by_status(api.statuses),
         'evacuations_accepted': dict(clients.accepted),
+        'creates_accepted': dict(clients.created),
+        'creates_judged': clients.creates_judged,
+        'deletes_answered': dict(clients.deleted),
         'refusals': {'%s %d %s' % key: count for key, count in
                      api.refusals.most_common()},
         'forced_up_while_fenced': clients.forced_up_while_fenced,
@@ -184,9 +194,9 @@ def _start_api(process, api):
     raise RuntimeError('the API did not answer:\n' + process.output())
 
 
-def _create_flavor(api):
+def _create_flavor(api, flavor):
     answer = api.request('setup', 'POST', '/flavors', '2.1',
-                         {'flavor': FLAVOR})
+                         {'flavor': flavor})
     if answer.status != 200:
         raise RuntimeError('flavor not created: %s %s' % (answer.status,
                                                           answer.body))
@@ -235,10 +245,13 @@ def _recover(agents, hosts, faults):
 
 
 def _settle(engine):
-    """Wait until no server rebuilds; then a quiet moment. Settled?"""
+    """Wait until no build, rebuild or delete is under way; settled?
+
+    Then a quiet moment.
+    """
     query = sa.text(
         "SELECT count(*) FROM instances WHERE deleted = 0 AND "
-        "task_state = 'rebuilding'")
+        "task_state IN ('spawning', 'rebuilding', 'deleting')")
     deadline = time.monotonic() + SETTLE_LIMIT
     while True:
         with engine.connect() as connection:

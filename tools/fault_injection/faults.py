@@ -277,7 +277,9 @@ class Faults:
                                               forced_down)
         kind = 'force-down' if forced_down else 'repair-force-up'
         while True:
-            answer = self.api.request(kind, 'PUT', path, version, body)
+            with self.hosts.forcing(name, forced_down) as answered:
+                answer = self.api.request(kind, 'PUT', path, version, body)
+                answered(answer.status)
             if 200 <= answer.status < 500 or time.monotonic() > until:
                 break
             time.sleep(0.5)

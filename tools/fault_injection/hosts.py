@@ -12,6 +12,10 @@ agent is back would leave a copy there. So every evacuation request is
 sent under the shared side of :class:`Gate`, and a repair takes its
 exclusive side to mark the host ``repairing`` and re-read where every
 server is; a placement read before that is never used after it.
+
+Each host also records whether its service is forced down, as the
+tool's own force requests leave it (:meth:`Hosts.forcing`): a create
+answered while that stayed true throughout must not be placed there.
 """
 
 import contextlib
@@ -72,6 +76,12 @@ class Host:
         # An episode (a fault and its repair) owns the host.
         self.busy = False
         self.service_uuid = None
+        # Whether the service is forced down (a force-down answered 200
+        # and no force-up sent since), a count bumped at every force
+        # request sent or answered, and those under way.
+        self.forced_down = False
+        self.force_generation = 0
+        self.forcing = 0
 
 
 class Hosts:
@@ -126,6 +136,40 @@ class Hosts:
         with self._lock:
             host.busy = False
 
+    @contextlib.contextmanager
+    def forcing(self, name, forced_down):
+        """Around a force-down (or up) of ``name``; call with its status.
+
+        ``with hosts.forcing(name, True) as answered: ...
+        answered(status)``. A force-up counts as done from the moment it
+        is sent; a force-down from its 200, and only when no other force
+        request of the host was under way meanwhile (whose write may then
+        have come last).
+        """
+        status = []
+        with self._lock:
+            host = self.by_name[name]
+            host.force_generation += 1
+            host.forcing += 1
+            sent = host.force_generation
+            if not forced_down:
+                host.forced_down = False
+        try:
+            yield status.append
+        finally:
+            with self._lock:
+                host.forcing -= 1
+                alone = host.forcing == 0 and host.force_generation == sent
+                host.force_generation += 1
+                if forced_down and status == [200] and alone:
+                    host.forced_down = True
+
+    def fences(self):
+        """{host: (forced down, force generation)} now."""
+        with self._lock:
+            return {name: (host.forced_down, host.force_generation)
+                    for name, host in self.by_name.items()}
+
     def in_state(self, *states):
         with self._lock:
             return [name for name, host in self.by_name.items()
@@ -148,6 +192,11 @@ class Hosts:
             if ticket > self._installed:
                 self._installed = ticket
                 self._placement = {row.uuid: row.host for row in rows}
+
+    def placed(self):
+        """The uuids of the servers with a host, as last read."""
+        with self._lock:
+            return {uuid for uuid, host in self._placement.items() if host}
 
     def pick_server(self, rng, evacuable_share):
         """(uuid, host) to evacuate: mostly one of a fenced host.

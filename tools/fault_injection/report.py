@@ -62,15 +62,24 @@ def text(figures):
             '%s: %d' % item for item in sorted(row.items()))))
     lines.append('evacuations accepted (200) by microversion: %s' % (
         _items(figures['evacuations_accepted'])))
+    lines.append('creates accepted (202) by where the server went: %s; '
+                 'judged against a forced-down host: %d' % (
+                     _items(figures['creates_accepted']),
+                     figures['creates_judged']))
+    lines.append('deletes by status: %s' % _items(figures['deletes_answered']))
     lines.append('refusals (4xx), most frequent first:')
     lines.extend('  %6d  %s' % (count, what) for what, count in
                  list(figures['refusals'].items())[:12])
     lines.append('evacuation migrations by status: %s' % (
         _items(figures['final']['migrations'])))
     lines.append('faults: %s' % _items(figures['faults']))
-    lines.append('invariant checks: %d; servers %d, running where placed '
-                 '%d, by vm_state: %s' % (
+    lines.append('invariant checks: %d; servers %d (created %d, deleted '
+                 '%d, never placed %d), running where placed %d, by '
+                 'vm_state: %s' % (
                      figures['checks'], figures['final']['servers'],
+                     figures['final']['servers_created'],
+                     figures['final']['servers_deleted'],
+                     figures['final']['servers_unplaced'],
                      figures['final']['servers_running'],
                      _items(figures['final']['servers_by_vm_state'])))
     lines.extend('  not running anywhere: ' + server

@@ -3,11 +3,14 @@
 ``python -m tools.fault_injection`` runs as a command from the checkout
 (tests never import tools/): real agents, one per simulated host, are
 killed and restarted, hosts are fenced, evacuated in storms and repaired,
-destinations die mid-rebuild, and on PostgreSQL the database, Redis (the
-tooz driver) and RabbitMQ (the tasks cast to the agents) are cut, while
-the tool checks that no server runs on two hosts, none is lost, no host
-is over capacity, every answer is a 2xx, a 4xx or a clean 503 during a
-cut of the database or Redis, and that every evacuation ends.
+destinations die mid-rebuild, servers are created and deleted, and on
+PostgreSQL the database, Redis (the tooz driver) and RabbitMQ (the tasks
+cast to the agents) are cut, while the tool checks that no server runs
+on two hosts, none is lost, none is created on a host forced down all
+along its create, no host is over capacity, every answer is a 2xx, a
+4xx or a clean 503 during a cut of the database or Redis, and that every
+evacuation, build and delete ends: every server ACTIVE (or stopped by
+its evacuation) or in ERROR with a fault, every deleted server gone.
 Each run is 45 seconds of storm and faults, so that CI stays short.
 """
 
@@ -51,12 +54,19 @@ class TestFaultInjection(testtools.TestCase):
         return figures
 
     def _assert_exercised(self, figures):
-        """The faults happened and evacuations were accepted and ended."""
+        """The faults happened, and the clients' requests with them.
+
+        Evacuations were accepted and ended, servers were created (some
+        while a host was forced down) and deleted.
+        """
         faults = figures['faults']
         for kind in ('crash', 'fence', 'repair'):
             self.assertGreater(faults.get(kind, 0), 0, faults)
         self.assertGreater(sum(figures['evacuations_accepted'].values()), 0)
-        self.assertEqual(figures['final']['servers'], 6 * 3)
+        self.assertEqual(figures['final']['servers_of_the_start'], 6 * 3)
+        self.assertGreater(sum(figures['creates_accepted'].values()), 0)
+        self.assertGreater(figures['creates_judged'], 0)
+        self.assertGreater(figures['deletes_answered'].get('204', 0), 0)
 
     def test_sqlite(self):
         figures = self._run()
