@@ -22,6 +22,7 @@ from tools.benchmark import report
 from tools.benchmark import rpc_run
 from tools.benchmark import seeding
 from tools.benchmark import server
+from tools.benchmark import server_builds
 from tools.benchmark import slow_clients
 from tools.benchmark import tooz_liveness
 
@@ -295,6 +296,20 @@ def parse_args(argv):
     rpc.add_argument('--idle-seconds', type=float, default=60.0,
                      help='seconds each mode\'s idle agents are counted '
                           '(default 60)')
+    builds = parser.add_argument_group(
+        'servers created and deleted', 'a run of its own, after the host '
+        'counts: on a fresh database, one agent of --build-hosts hosts '
+        '(every 10th disabled, every 25th forced down), its tasks looked '
+        'for, then, with --rpc-transport-url, told over RPC')
+    builds.add_argument('--build-hosts', type=int, default=0,
+                        help='hosts of the agent servers are created on '
+                             '(default 0: no such run), e.g. 1000')
+    builds.add_argument('--build-sequential', type=int, default=100,
+                        help='servers created, seen ACTIVE, deleted and '
+                             'seen gone one after another (default 100)')
+    builds.add_argument('--build-concurrent', type=int, default=100,
+                        help='servers each of 8 clients creates, then '
+                             'deletes (default 100)')
     args = parser.parse_args(argv)
     args.hosts = [int(value) for value in args.hosts.split(',') if value]
     return args
@@ -320,6 +335,8 @@ def main(argv=None):
         figures['tooz'] = run_tooz(args)
     if args.rpc_transport_url:
         figures['rpc'] = rpc_run.measure(args)
+    if args.build_hosts:
+        figures['builds'] = server_builds.measure(args)
     report.print_table(figures)
     if args.json:
         with open(args.json, 'w') as output:

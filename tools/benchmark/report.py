@@ -49,6 +49,8 @@ def print_table(report, out=sys.stdout):
         tooz_liveness(out.write, report['tooz'], report['backend'])
     if report.get('rpc'):
         tasks_told(out.write, report['rpc'])
+    if report.get('builds'):
+        server_builds(out.write, report['builds'])
 
 
 def _line(out, label, cells):
@@ -286,3 +288,49 @@ def tasks_told(write, figures):
                       before['queues'], during['queues'],
                       before['connections'], during['connections'],
                       before['memory_mb'], during['memory_mb']))
+
+
+def server_builds(write, figures):
+    """The run of --build-hosts: each mode, one after the other."""
+    for mode, found in figures.items():
+        write('\nservers created and deleted, %s mode, %s, one agent of %d '
+              'hosts (%d of them disabled or forced down):\n' % (
+                  mode, found['backend'], found['agent_hosts'],
+                  found['unhealthy_hosts']))
+        for name, item in found['one at a time'].items():
+            write('  one at a time, %s: median/p99 %s/%s ms (%d, %d '
+                  'failures)\n' % (
+                      name, short(item['median_ms']), short(item['p99_ms']),
+                      item['requests'], item['failures']))
+        eight = found['8 clients']
+        create, delete = eight['create'], eight['delete']
+        write('  8 clients, %d creates: %s/s accepted, all in %.2f s '
+              '(median/p99 %s/%s ms, %d failures) {%s}; all ACTIVE in %s s '
+              '(%s/s), %d not ACTIVE, at most %d on one node\n' % (
+                  create['servers'], create['per_second'],
+                  create['accepted_s'], short(create['median_ms']),
+                  short(create['p99_ms']), create['failures'],
+                  ','.join(map(str, create['statements'])),
+                  create['all_active_s'], create['active_per_second'],
+                  create['not_active'], create['most_on_one_node']))
+        database = create['database_cpu_s']
+        write('    CPU seconds until all ACTIVE: API %s, agent %s, '
+              'database %s\n' % (
+                  create['api_cpu_s'], create['agent_cpu_s'],
+                  '-' if database is None else database))
+        write('  8 clients, deletes: %s/s accepted, all in %.2f s '
+              '(median/p99 %s/%s ms, %d failures); all gone in %s s\n' % (
+                  delete['per_second'], delete['accepted_s'],
+                  short(delete['median_ms']), short(delete['p99_ms']),
+                  delete['failures'], delete['all_gone_s']))
+        for name in ('create, recorded to done', 'delete, recorded to done'):
+            item = eight[name]
+            write('  8 clients, %s: median/p99 %s/%s ms (%d)\n' % (
+                name, short(item['median_ms']), short(item['p99_ms']),
+                item['requests']))
+        checks = found['checks']
+        write('  checks: %d servers on the %d hosts not up and enabled; '
+              '%d nodes overcommitted\n' % (
+                  checks['servers placed on them'],
+                  checks['hosts not up and enabled'],
+                  checks['overcommitted nodes']))
