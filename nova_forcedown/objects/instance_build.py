@@ -16,6 +16,7 @@ whole. Once committed, each host's agent is told to build its server
 """
 
 import collections
+import random
 
 from oslo_utils import timeutils
 
@@ -155,10 +156,15 @@ def _claimed(context, choices, need, taken):
 
 
 def _ranked(choices, need, taken):
-    """Most free memory first, as this request's claims leave it."""
+    """Most free memory first, as this request's claims leave it.
+
+    Nodes as free as each other come in an order of this request's own:
+    concurrent creates on a cloud of equal nodes then spread over them
+    instead of queueing on the first one's row lock.
+    """
     def free_memory(usage):
         return (usage.capacity.memory_mb - usage.used[1] -
                 taken[usage.capacity.node_id] * need.memory_mb)
 
-    return sorted(choices, key=lambda usage: (-free_memory(usage),
-                                              usage.capacity.node_id))
+    shuffled = random.sample(choices, len(choices))
+    return sorted(shuffled, key=lambda usage: -free_memory(usage))
