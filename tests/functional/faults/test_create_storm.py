@@ -58,6 +58,7 @@ import time
 import fixtures
 import sqlalchemy as sa
 import testtools
+from testtools import content
 
 from nova_forcedown.db import models
 from nova_forcedown.db import schema
@@ -270,6 +271,9 @@ class _CreateStormMixin:
             self.database.url_text, workers=2, threads=8,
             service_down_time=SERVICE_DOWN_TIME))
         self.api = self.deployment.start_api()
+        self.addOnException(lambda exc_info: self.addDetail(
+            'api-log', content.text_content(
+                self.api.output()[-20000:])))
         self.admin = self.api.client
         self.admin.timeout = 60
         self.agents = [self._start_agent(prefix, count)
@@ -370,6 +374,15 @@ class _CreateStormMixin:
                 instances.c.deleted == 0,
                 instances.c.vm_state == 'building')).scalar()
 
+    def _deadlocks(self):
+        """PostgreSQL's count of the deadlocks in this database (figure)."""
+        if self.BACKEND != 'postgresql':
+            return None
+        with self.database.engine.connect() as connection:
+            return connection.execute(sa.text(
+                'SELECT deadlocks FROM pg_stat_database WHERE datname = '
+                'current_database()')).scalar()
+
     def _down_at(self):
         """{lost host: when it went down}: last heartbeat + down time."""
         services = models.Service.__table__
@@ -385,6 +398,7 @@ class _CreateStormMixin:
 
     def test_create_storm(self):
         flavors, per_host = self._flavors()
+        deadlocks = self._deadlocks()
         lost_down = threading.Event()
         # Clients waiting for it end with the test, whatever happens.
         self.addCleanup(lost_down.set)
@@ -463,6 +477,9 @@ class _CreateStormMixin:
             final_status=dict(collections.Counter(
                 server['status'] for server in servers.values())),
             windows=dict(collections.Counter(w.kind for w in windows)),
+            # Each costs a create a second (deadlock_timeout) and a retry.
+            deadlocks=None if deadlocks is None else (
+                self._deadlocks() - deadlocks),
             **results['figures'])
 
         self.assertEqual([], [error for toggler in togglers
