@@ -253,15 +253,15 @@ class Agent:
     def _register_instances(self, hosts, owner):
         """Create the servers the driver reports and the database lacks.
 
-        A server is known by its name: one a live server has (on any
-        host), or one that left the hosts by evacuation (since deleted
-        too), is not made again. The driver then adopts each host's
-        servers (but those it is to rebuild).
+        A server is known by its name: one a server has or had (on any
+        host; one deleted through the API stays deleted), or one that
+        left the hosts by evacuation, is not made again. The driver then
+        adopts each host's servers (but those it is to rebuild).
         """
         present = instance_obj.get_by_hosts(self._context, hosts)
         wanted = {host: self._driver.instances(host) for host in hosts}
         known = migration_obj.evacuated_names(self._context, hosts)
-        known.update(instance_obj.live_names_among(
+        known.update(instance_obj.names_among(
             self._context, [values['display_name']
                             for host_values in wanted.values()
                             for values in host_values]))

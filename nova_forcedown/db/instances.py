@@ -323,14 +323,13 @@ _NAMES_PER_QUERY = 500
 
 
 @engine.reader
-def live_names_among(context, names):
-    """Those of ``names`` that a live server has, wherever it is."""
+def names_among(context, names):
+    """Those of ``names`` that a server has or had (deleted ones too)."""
     names = sorted(set(names))
     found = set()
     for first in range(0, len(names), _NAMES_PER_QUERY):
         found.update(context.connection.execute(
-            sa.select(_INSTANCES.c.display_name).where(
-                _INSTANCES.c.deleted == 0,
+            sa.select(_INSTANCES.c.display_name).distinct().where(
                 _INSTANCES.c.display_name.in_(
                     names[first:first + _NAMES_PER_QUERY]))).scalars())
     return found

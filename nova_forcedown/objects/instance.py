@@ -151,9 +151,9 @@ def get_by_host(context, host):
     return get_by_hosts(context, [host])
 
 
-def live_names_among(context, names):
-    """Those of ``names`` a live server has, wherever it is."""
-    return db_instances.live_names_among(context, names)
+def names_among(context, names):
+    """Those of ``names`` that a server has or had, deleted ones too."""
+    return db_instances.names_among(context, names)
 
 
 def get_records(context, matching, limit=None, marker=None,

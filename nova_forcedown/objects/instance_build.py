@@ -147,12 +147,30 @@ def _claimed(context, choices, need, taken):
     as they are recorded in this transaction.
     """
     for usage in _ranked(choices, need, taken):
-        capacity = usage.capacity
-        if not db_services.service_takes_servers(context, capacity.host):
-            continue
-        if compute_node_obj.claim(context, capacity, need):
-            return capacity
+        if _claim_one(context, usage.capacity, need):
+            return usage.capacity
     return None
+
+
+def _claim_one(context, capacity, need):
+    """Whether ``need`` is claimed on ``capacity``'s node, its host usable.
+
+    On PostgreSQL a refusal releases the locks it took (a savepoint rolled
+    back): two creates that each try the other's full node next then never
+    wait on each other. MariaDB keeps them, and reports the deadlock at
+    once; the transaction is retried.
+    """
+    connection = context.connection
+    savepoint = (connection.begin_nested()
+                 if connection.dialect.name == 'postgresql' else None)
+    claimed = (db_services.service_takes_servers(context, capacity.host) and
+               compute_node_obj.claim(context, capacity, need))
+    if savepoint is not None:
+        if claimed:
+            savepoint.commit()
+        else:
+            savepoint.rollback()
+    return claimed
 
 
 def _ranked(choices, need, taken):

@@ -12,11 +12,13 @@ import threading
 
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 
 from nova_forcedown.compute.drivers import base as driver_base
 from nova_forcedown.compute.drivers import fake as fake_driver
 from nova_forcedown.compute import tasks as compute_tasks
 from nova_forcedown import context as nf_context
+from nova_forcedown.objects import compute_node
 from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_action
 from nova_forcedown.objects import instance_build
@@ -286,7 +288,56 @@ class _ConcurrentBuildsMixin(_ServerBuildBase):
                                 for record in made))
 
 
+class _OppositeOrdersMixin(_ServerBuildBase):
+    """Two creates that ranked the two usable nodes oppositely, both full.
+
+    Each tries its first node, finds no room and tries the other's.
+    """
+
+    def _deadlocks(self):
+        with self.engine.connect() as connection:
+            return connection.execute(sa.text(
+                'SELECT deadlocks FROM pg_stat_database WHERE datname = '
+                'current_database()')).scalar()
+
+    def test_creates_on_full_nodes_never_wait_on_each_other(self):
+        self.create(count=8)
+        nodes = {host: compute_node.compute_hosts(
+            self.user, [host]).nodes[host][0].capacity for host in USABLE}
+        orders = [
+            [compute_node.NodeUsage(nodes['up-1'], (0, 0, 0)),
+             compute_node.NodeUsage(nodes['up-2'], (0, GIB, 0))],
+            [compute_node.NodeUsage(nodes['up-1'], (0, GIB, 0)),
+             compute_node.NodeUsage(nodes['up-2'], (0, 0, 0))]]
+        before = self._deadlocks()
+        made = []
+
+        def create(choices, barrier):
+            barrier.wait()
+            made.extend(instance_build.create(self.user, choices, [{
+                'uuid': uuidutils.generate_uuid(), 'display_name': 'late',
+                'flavor': FLAVOR, 'project_id': 'project'}]))
+
+        for _ in range(10):
+            barrier = threading.Barrier(2)
+            threads = [threading.Thread(target=create,
+                                        args=(order, barrier))
+                       for order in orders]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+
+        self.assertEqual(20, len(made))
+        self.assertEqual({'error'}, {record.vm_state for record in made})
+        self.assertEqual(0, self._deadlocks() - before)
+
+
 databases.backend_test_cases(_ServerBuildMixin, globals())
 databases.backend_test_cases(
     _ConcurrentBuildsMixin, globals(),
     backend_fixtures=databases.MIGRATED_FIXTURES[1:])
+# Deadlocks as PostgreSQL counts them.
+databases.backend_test_cases(
+    _OppositeOrdersMixin, globals(),
+    backend_fixtures=databases.MIGRATED_FIXTURES[1:2])

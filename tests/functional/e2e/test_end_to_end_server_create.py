@@ -85,3 +85,35 @@ class TestCreateWithOpenStackSDKOverRPC(_Creates,
         conn.compute.delete_server(server)
         conn.compute.wait_for_delete(server, wait=60)
         self.assertEqual([], self.live_rows())
+
+
+class TestDeletedSimulatedServerStaysDeleted(test_end_to_end.EndToEndTestCase):
+    """A simulated server deleted through the API stays deleted.
+
+    The agent restarted with the same flags does not make it again.
+    """
+
+    AGENT = ('--driver', 'fake', '--hosts', '1', '--instances', '3',
+             '--host-prefix', 'sim-')
+
+    def live_names(self):
+        return sorted(row['display_name'] for row in self.database.query(
+            'SELECT display_name FROM instances WHERE deleted = 0'))
+
+    def test_the_agent_restarted_keeps_it_deleted(self):
+        agent = self.start_agent(*self.AGENT)
+        self.assertTrue(commands.wait_until(
+            lambda: len(self.live_names()) == 3), agent.log())
+        nova = self.nova('2.1')
+        (gone,) = nova.servers.list(search_opts={
+            'name': self.live_names()[0], 'all_tenants': 1})
+        nova.servers.delete(gone.id)
+        self.assertTrue(commands.wait_until(
+            lambda: len(self.live_names()) == 2, timeout=60), agent.log())
+        kept = self.live_names()
+        self.assertEqual(0, agent.stop())
+
+        agent = self.start_agent(*self.AGENT)
+        self.wait_for_heartbeats(host='sim-1', beats=3)
+
+        self.assertEqual(kept, self.live_names(), agent.log())
