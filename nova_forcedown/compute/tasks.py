@@ -220,17 +220,18 @@ class TaskRunner:
         """Build a server the API placed on this host, and run it.
 
         Active and running, launched now, with the ports the driver gave
-        it. A driver's failure leaves it in error with its fault, off the
-        host: what it claimed there is released.
+        it. A driver's failure, notified as instance.create.error, leaves
+        it in error with its fault, off the host (what it claimed there
+        is released), unless it is retried on another host.
         """
         context = self._context
         started = host_tasks.start(context, server)
-        task = operations.TASKS[operations.SPAWNING]
-        notifications.instance_power(context, server, task.notification,
-                                     'start')
+        notifications.instance_create(context, server, 'start')
         try:
             power_state, ports = self._driver.spawn(server)
         except driver_base.DriverError as exc:
+            notifications.instance_create(context, server, 'error',
+                                          error=exc)
             self._build_failed(server, started, host_tasks.Failure.of(exc))
             return
         values = {'vm_state': operations.ACTIVE, 'power_state': power_state,
@@ -245,8 +246,7 @@ class TaskRunner:
             return
         if ports is not None:
             after = after._replace(network_info=ports)
-        notifications.instance_power(context, after, task.notification,
-                                     'end')
+        notifications.instance_create(context, after, 'end')
         notifications.instance_task_ended(context, server, after)
 
     def _build_failed(self, server, started, failure):

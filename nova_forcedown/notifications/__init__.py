@@ -120,6 +120,22 @@ def instance_power(context, instance, action, phase):
                                                          instance.uuid))
 
 
+def instance_create(context, instance, phase, error=None, tags=()):
+    """Notify ``instance.create.<phase>`` of a build on the server's host.
+
+    ``start`` before the host builds it, ``end`` once it is active, and
+    ``error`` (priority ERROR, ``error`` as its fault) each time a host's
+    build of it failed, before it is retried elsewhere, as Nova's
+    nova-compute does. The payload is Nova's InstanceCreatePayload;
+    ``tags``: the server's (none are kept yet: the agent passes none).
+    """
+    _send(context,
+          lambda: payload_mod.InstanceCreateNotification(
+              instance, context, phase, error=error, tags=tags),
+          lambda: 'instance.create.%s notification of %s' % (
+              phase, instance.uuid))
+
+
 def instance_task_ended(context, before, after):
     """Notify ``instance.update`` for a task the host ended, if asked."""
     if _STATE['sender'] is not None:
@@ -150,7 +166,8 @@ def _send(context, build, describe):
         notification = build()
         sender.send(_context_dict(context), notification.event_type,
                     notification.publisher_id,
-                    notification.payload.to_wire())
+                    notification.payload.to_wire(),
+                    priority=notification.priority)
     except Exception:
         LOG.exception('Could not build the %s.', describe())
 

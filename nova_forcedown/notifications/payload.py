@@ -9,6 +9,8 @@ payload is a versioned object on the wire, so only the payloads are ones
 here; each wrapper is a plain class that produces the envelope's arguments.
 """
 
+import traceback
+
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
@@ -161,14 +163,18 @@ class AggregateNotification:
 POWER_STATES = {0: 'pending', 1: 'running', 3: 'paused', 4: 'shutdown',
                 6: 'crashed', 7: 'suspended'}
 
-# Nova's instance notifications this project sends: instance.<action>
-# (lock, unlock, evacuate: no phase) and instance.<action>.<phase>
-# (power_off, power_on, create, delete: the create payload without what
-# Nova's adds, key pairs, tags and block devices, which no server here
-# has), and instance.update; and one Nova has not:
-# reset_state (no phase), for each server a host-wide reset changed.
+# Nova's instance notifications this project sends with an
+# InstanceActionPayload: instance.<action> (lock, unlock, evacuate: no
+# phase) and instance.<action>.<phase> (power_off, power_on, delete); and
+# one Nova has not: reset_state (no phase), for each server a host-wide
+# reset changed. instance.create.* has a payload of its own
+# (InstanceCreateNotification), instance.update too.
 INSTANCE_ACTIONS = ('lock', 'unlock', 'power_off', 'power_on',
-                    'reset_state', 'evacuate', 'create', 'delete')
+                    'reset_state', 'evacuate', 'delete')
+# A build that failed on a host is told by instance.create.error, at
+# Nova's ERROR priority.
+CREATE_PHASES = PHASES + ('error',)
+PRIORITY_ERROR = 'ERROR'
 
 
 @ovo_base.VersionedObjectRegistry.register_if(False)
@@ -322,6 +328,131 @@ class InstanceUpdatePayload(_NovaPayload):
         payload.tags = []
         payload.audit_period = None
         return payload
+
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class ExceptionPayload(_NovaPayload):
+    """Nova's ExceptionPayload: the error an action failed with."""
+
+    # Version 1.1: Nova's current version (traceback added)
+    VERSION = '1.1'
+
+    fields = {
+        'module_name': fields.StringField(),
+        'function_name': fields.StringField(),
+        'exception': fields.StringField(),
+        'exception_message': fields.StringField(),
+        'traceback': fields.StringField(),
+    }
+
+    @classmethod
+    def from_exception(cls, error):
+        """The payload of ``error``, named after the frame that raised it.
+
+        The innermost frame of its traceback gives the module and the
+        function, as in Nova; an error never raised has neither
+        (``unknown``) and an empty traceback.
+        """
+        innermost = error.__traceback__
+        while innermost is not None and innermost.tb_next is not None:
+            innermost = innermost.tb_next
+        module_name = function_name = 'unknown'
+        if innermost is not None:
+            frame = innermost.tb_frame
+            module_name = frame.f_globals.get('__name__', module_name)
+            function_name = frame.f_code.co_name
+        formatted = (traceback.format_exception(
+            type(error), error, error.__traceback__)
+            if error.__traceback__ is not None else [])
+        return cls(module_name=module_name, function_name=function_name,
+                   exception=type(error).__name__,
+                   exception_message=str(error),
+                   traceback=''.join(formatted))
+
+
+# Nova's default [DEFAULT] instance_name_template, of the instance's id:
+# the name the hypervisor knows the server by, as the server view's
+# OS-EXT-SRV-ATTR:instance_name shows it.
+INSTANCE_NAME_TEMPLATE = 'instance-%08x'
+
+
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class InstanceCreatePayload(_NovaPayload):
+    """Nova's InstanceCreatePayload 1.13, with every field Nova's has.
+
+    Nova's InstanceActionPayload 1.9 (InstancePayload and a fault) and
+    what a build adds: key pairs, tags, trusted image certificates and
+    the instance name. A field no server here has a value for carries
+    what Nova sends for a server without it: no key pairs (no key pair
+    API is served), no block devices (no volumes), shares null (Nova's
+    default, ``[notifications] include_share_mapping`` off), no trusted
+    certificates (null), os_type and architecture null, kernel and
+    ramdisk ``''``. ``fault``: the ExceptionPayload of
+    ``instance.create.error``, else null.
+    """
+
+    # Version 1.13: Nova's current version (shares in InstancePayload 1.9)
+    VERSION = '1.13'
+
+    fields = dict(
+        _instance_fields(),
+        reservation_id=fields.StringField(nullable=True),
+        os_type=fields.StringField(nullable=True),
+        architecture=fields.StringField(nullable=True),
+        kernel_id=fields.StringField(nullable=True),
+        ramdisk_id=fields.StringField(nullable=True),
+        deleted_at=fields.DateTimeField(nullable=True),
+        block_devices=fields.ListOfObjectsField('BlockDevicePayload',
+                                                nullable=True),
+        shares=fields.ListOfObjectsField('SharePayload', nullable=True),
+        fault=fields.ObjectField('ExceptionPayload', nullable=True),
+        keypairs=fields.ListOfObjectsField('KeypairPayload'),
+        tags=fields.ListOfStringsField(),
+        trusted_image_certificates=fields.ListOfStringsField(nullable=True),
+        instance_name=fields.StringField(nullable=True))
+
+    @classmethod
+    def from_instance(cls, instance, context, error=None, tags=()):
+        """The payload of a server record; ``error``: why its build failed.
+
+        ``tags``: the server's tags.
+        """
+        payload = cls()
+        _fill_instance(payload, instance, context)
+        payload.reservation_id = instance.reservation_id
+        payload.deleted_at = instance.deleted_at
+        payload.os_type = payload.architecture = None
+        payload.kernel_id = payload.ramdisk_id = ''
+        payload.block_devices = []
+        payload.shares = None
+        payload.fault = (None if error is None
+                         else ExceptionPayload.from_exception(error))
+        payload.keypairs = []
+        payload.tags = list(tags)
+        payload.trusted_image_certificates = None
+        payload.instance_name = INSTANCE_NAME_TEMPLATE % instance.id
+        return payload
+
+
+class InstanceCreateNotification:
+    """Nova's InstanceCreateNotification 1.0: instance.create.<phase>.
+
+    From the host that builds the server, as Nova's nova-compute sends
+    it; ``error`` at priority ERROR.
+    """
+
+    VERSION = '1.0'
+
+    def __init__(self, instance, context, phase, error=None, tags=()):
+        if phase not in CREATE_PHASES:
+            raise ValueError('unknown instance notification create.%s'
+                             % phase)
+        self.priority = (PRIORITY_ERROR if phase == 'error'
+                         else PRIORITY_INFO)
+        self.event_type = 'instance.create.%s' % phase
+        self.publisher_id = publisher_id(COMPUTE_SOURCE, instance.host)
+        self.payload = InstanceCreatePayload.from_instance(
+            instance, context, error=error, tags=tags)
 
 
 class InstanceActionNotification:

@@ -15,6 +15,7 @@ The queue and its thread are :class:`nova_forcedown.messaging.Outbox`'s.
 from oslo_log import log as logging
 
 from nova_forcedown import messaging
+from nova_forcedown.notifications import payload as payload_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -28,9 +29,13 @@ class Sender(messaging.Outbox):
     what = 'notification(s)'
     thread_name = 'notifications'
 
-    def send(self, context, event_type, publisher_id, payload):
-        """Queue one notification; never blocks, never raises."""
-        self.put((context, event_type, publisher_id, payload),
+    def send(self, context, event_type, publisher_id, payload,
+             priority=payload_mod.PRIORITY_INFO):
+        """Queue one notification; never blocks, never raises.
+
+        ``priority``: INFO, or ERROR for an action that failed.
+        """
+        self.put((context, event_type, publisher_id, payload, priority),
                  '%s from %s' % (event_type, publisher_id))
 
     def _open(self):
@@ -61,10 +66,11 @@ class Sender(messaging.Outbox):
         return notifier
 
     def _deliver(self, notifier, item):
-        context, event_type, publisher_id, payload = item
+        context, event_type, publisher_id, payload, priority = item
         try:
-            notifier.prepare(publisher_id=publisher_id).info(
-                context, event_type, payload)
+            send = getattr(notifier.prepare(publisher_id=publisher_id),
+                           priority.lower())
+            send(context, event_type, payload)
         except Exception:
             LOG.exception('Could not send %(event)s from %(publisher)s.',
                           {'event': event_type, 'publisher': publisher_id})

@@ -20,6 +20,7 @@ from nova_forcedown.notifications import sender
 from nova_forcedown import exception
 from nova_forcedown import objects
 from nova_forcedown.objects import aggregate as aggregate_obj
+from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import service as service_obj
 from tests.fixtures import configuration
 from tests.fixtures import databases
@@ -36,6 +37,11 @@ PAYLOAD_HASH = {'ServiceStatusPayload':
                 'AggregatePayload':
                 '1.1-2c6741627c672a7d0e2b8b6f28aa6dec'}
 AGGREGATE_UUID = '788608ec-ebdc-45c5-bc7f-e5f24ab92c80'
+# Nova's InstanceCreatePayload 1.13 and ExceptionPayload 1.1, pinned alike.
+CREATE_PAYLOAD_HASH = {'InstanceCreatePayload':
+                       '1.13-d9f87361c39911d9718f106f0e9f4122',
+                       'ExceptionPayload':
+                       '1.1-96f178a12691e3ef0d8e3188fc481b90'}
 
 
 def _service(**fields):
@@ -132,6 +138,101 @@ class TestAggregatePayload(base.BaseTestCase):
         for action, phase in (('update', 'end'), ('create', 'error')):
             self.assertRaises(ValueError, payload.AggregateNotification,
                               aggregate, action, phase, 'ctl1')
+
+
+def _instance(**fields):
+    """A server record as the agent reads it, building on compute1."""
+    values = dict.fromkeys(instance_obj.db_instances.InstanceRow._fields)
+    values.update(
+        id=42, uuid=UUID, display_name='web', hostname='web',
+        project_id='p', user_id='u', host='compute1', node='compute1',
+        vm_state='building', task_state='spawning', power_state=0,
+        progress=0, reservation_id='r-abcdefgh', image_ref=UUID,
+        created_at=datetime.datetime(2026, 8, 1, 12, 0, 5),
+        flavor={'flavorid': '1', 'name': 'm1.tiny', 'memory_mb': 512,
+                'vcpus': 1, 'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
+                'extra_specs': {}},
+        user_metadata={}, system_metadata={}, network_info=[])
+    values.update(fields)
+    return instance_obj.db_instances.InstanceRow(**values)
+
+
+def _raised(error):
+    try:
+        raise error
+    except Exception as caught:
+        return caught
+
+
+class TestInstanceCreatePayload(base.BaseTestCase):
+
+    def test_fields_are_pinned(self):
+        checker = ovo_fixture.ObjectVersionChecker(
+            {'InstanceCreatePayload': [payload.InstanceCreatePayload],
+             'ExceptionPayload': [payload.ExceptionPayload]})
+        expected, actual = checker.test_hashes(CREATE_PAYLOAD_HASH)
+        self.assertEqual(expected, actual)
+
+    def test_what_no_server_here_has_is_what_nova_sends_without_it(self):
+        ctxt = nf_context.RequestContext(user_id='u', project_id='p')
+        wire = payload.InstanceCreatePayload.from_instance(
+            _instance(), ctxt).to_wire()
+        self.assertEqual(('InstanceCreatePayload', 'nova', '1.13'),
+                         (wire['nova_object.name'],
+                          wire['nova_object.namespace'],
+                          wire['nova_object.version']))
+        data = wire['nova_object.data']
+        self.assertEqual(
+            {'instance_name': 'instance-0000002a', 'keypairs': [],
+             'tags': [], 'trusted_image_certificates': None,
+             'block_devices': [], 'shares': None, 'fault': None,
+             'reservation_id': 'r-abcdefgh', 'kernel_id': '',
+             'ramdisk_id': '', 'os_type': None, 'architecture': None,
+             'deleted_at': None, 'state': 'building',
+             'power_state': 'pending', 'host': 'compute1'},
+            {key: data[key] for key in (
+                'instance_name', 'keypairs', 'tags',
+                'trusted_image_certificates', 'block_devices', 'shares',
+                'fault', 'reservation_id', 'kernel_id', 'ramdisk_id',
+                'os_type', 'architecture', 'deleted_at', 'state',
+                'power_state', 'host')})
+
+    def test_tags_are_the_server_s(self):
+        wire = payload.InstanceCreatePayload.from_instance(
+            _instance(), None, tags=('db', 'web')).to_wire()
+        self.assertEqual(['db', 'web'], wire['nova_object.data']['tags'])
+
+    def test_error_carries_the_exception_at_error_priority(self):
+        error = _raised(ValueError('the hypervisor is out of order'))
+        note = payload.InstanceCreateNotification(
+            _instance(), None, 'error', error=error)
+        self.assertEqual(('ERROR', 'instance.create.error',
+                          'nova-compute:compute1'),
+                         (note.priority, note.event_type, note.publisher_id))
+        fault = note.payload.to_wire()['nova_object.data']['fault']
+        self.assertEqual(('ExceptionPayload', 'nova', '1.1'),
+                         (fault['nova_object.name'],
+                          fault['nova_object.namespace'],
+                          fault['nova_object.version']))
+        data = fault['nova_object.data']
+        self.assertEqual(
+            ('ValueError', 'the hypervisor is out of order', __name__,
+             '_raised'),
+            (data['exception'], data['exception_message'],
+             data['module_name'], data['function_name']))
+        self.assertTrue(data['traceback'].startswith('Traceback'))
+
+    def test_start_and_end_are_info(self):
+        for phase in ('start', 'end'):
+            note = payload.InstanceCreateNotification(_instance(), None,
+                                                      phase)
+            self.assertEqual(('INFO', 'instance.create.' + phase),
+                             (note.priority, note.event_type))
+        self.assertRaises(ValueError, payload.InstanceCreateNotification,
+                          _instance(), None, 'progress')
+        self.assertRaises(ValueError, payload.InstanceActionNotification,
+                          _instance(), None, 'create', 'start', 'nova-api',
+                          'compute1')
 
 
 class TestAggregateWhenSent(databases.DbTestCase):
@@ -343,7 +444,7 @@ class TestServiceChanged(base.BaseTestCase):
         self.sent = []
         self.useFixture(fixtures.MockPatch(
             'nova_forcedown.notifications.sender.Sender.send',
-            lambda _self, *args: self.sent.append(args)))
+            lambda _self, *args, **kwargs: self.sent.append(args)))
 
     def test_disabled_by_default(self):
         conf = self.useFixture(configuration.ConfFixture()).conf
@@ -413,7 +514,7 @@ class TestSender(base.BaseTestCase):
         notifier = mock.Mock()
         notifier.prepare.return_value.info.side_effect = OSError('down')
         sender.Sender(conf=None)._deliver(
-            notifier, ({}, 'service.update', 'nova-compute:a', {}))
+            notifier, ({}, 'service.update', 'nova-compute:a', {}, 'INFO'))
         self.assertIn('Could not send service.update from nova-compute:a',
                       log.output)
 
@@ -425,6 +526,15 @@ class TestSender(base.BaseTestCase):
             self.assertIsNone(_sender_with_drivers(self, drivers)._notifier())
             self.assertIn('[oslo_messaging_notifications] driver is not set',
                           log.output)
+
+    def test_an_error_is_sent_at_error_priority(self):
+        notifier = mock.Mock()
+        sender.Sender(conf=None)._deliver(
+            notifier, ({}, 'instance.create.error', 'nova-compute:a', {},
+                       'ERROR'))
+        notifier.prepare.return_value.error.assert_called_once_with(
+            {}, 'instance.create.error', {})
+        notifier.prepare.return_value.info.assert_not_called()
 
     def test_a_driver_sends(self):
         log = self.useFixture(fixtures.FakeLogger())

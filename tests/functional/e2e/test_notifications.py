@@ -1,10 +1,12 @@
-"""Service and aggregate notifications through the real RabbitMQ on
-127.0.0.1:5672.
+"""Service, aggregate and instance notifications through the real RabbitMQ
+on 127.0.0.1:5672.
 
 The real API server and heartbeat agent run with versioned notifications on
 a topic of their own per test; the test reads a private copy of what reaches
 the broker with kombu, as any consumer would, and checks the oslo.messaging
-envelope and Nova's payload. Skipped when no broker listens there, unless
+envelope and Nova's payload. A build that fails on a hypervisor is run in
+this process (no agent's driver fails on demand), sending through the same
+broker. Skipped when no broker listens there, unless
 NOVA_FORCEDOWN_REQUIRE_RABBITMQ is set (then it fails).
 """
 
@@ -18,11 +20,15 @@ import urllib.request
 import uuid
 
 import kombu
+import oslo_messaging
 import testtools
 
+from nova_forcedown import notifications
 from tests.fixtures import commands
+from tests.fixtures import databases
 from tests.fixtures import processes
 from tests.fixtures import rabbitmq
+from tests.functional.db import test_server_build as server_build
 
 BROKER = ('127.0.0.1', 5672)
 AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672//'
@@ -46,6 +52,21 @@ PAYLOAD_FIELDS = {'host', 'binary', 'topic', 'report_count', 'disabled',
                   'disabled_reason', 'availability_zone', 'last_seen_up',
                   'forced_down', 'version', 'uuid'}
 AGGREGATE_FIELDS = {'id', 'uuid', 'name', 'hosts', 'metadata'}
+# The keys of Nova's InstanceCreatePayload 1.13, as its sample
+# notifications doc/notification_samples/instance-create-*.json have them
+# (InstancePayload 1.9, InstanceActionPayload's fault and the create's own).
+INSTANCE_CREATE_FIELDS = {
+    'action_initiator_project', 'action_initiator_user', 'architecture',
+    'auto_disk_config', 'availability_zone', 'block_devices', 'created_at',
+    'deleted_at', 'display_description', 'display_name', 'fault', 'flavor',
+    'host', 'host_name', 'image_uuid', 'instance_name', 'ip_addresses',
+    'kernel_id', 'key_name', 'keypairs', 'launched_at', 'locked',
+    'locked_reason', 'metadata', 'node', 'os_type', 'power_state',
+    'progress', 'ramdisk_id', 'request_id', 'reservation_id', 'shares',
+    'state', 'tags', 'task_state', 'tenant_id', 'terminated_at',
+    'trusted_image_certificates', 'updated_at', 'user_id', 'uuid'}
+EXCEPTION_FIELDS = {'module_name', 'function_name', 'exception',
+                    'exception_message', 'traceback'}
 
 
 def _broker_up():
@@ -409,6 +430,21 @@ class TestInstanceNotifications(NotificationTestCase):
              'instance.update', 'instance.delete.start',
              'instance.delete.end'],
             [message['event_type'] for message in compute], agent.log())
+        [server_id] = [row['id'] for row in self.database.query(
+            'SELECT id, uuid FROM instances') if row['uuid'] == uuid]
+        for message in compute[:2]:
+            self.assertEqual('INFO', message['priority'])
+            assert_create_payload(self, message['payload'])
+            data = message['payload']['nova_object.data']
+            self.assertEqual(
+                (uuid, 'instance-%08x' % server_id, [], [], None, None),
+                (data['uuid'], data['instance_name'], data['keypairs'],
+                 data['tags'], data['trusted_image_certificates'],
+                 data['fault']))
+        started = compute[0]['payload']['nova_object.data']
+        self.assertEqual(('building', 'pending', 'notify-1'),
+                         (started['state'], started['power_state'],
+                          started['host']))
         created = compute[1]['payload']['nova_object.data']
         self.assertEqual((uuid, 'active', 'running', 'notify-1'),
                          (created['uuid'], created['state'],
@@ -454,6 +490,91 @@ class TestInstanceNotifications(NotificationTestCase):
         reset = received[2]['payload']['nova_object.data']
         self.assertEqual(('error', 'shutdown'),
                          (reset['state'], reset['power_state']))
+
+
+def assert_create_payload(test, payload):
+    """``payload`` is Nova's InstanceCreatePayload 1.13, key for key."""
+    test.assertEqual(('InstanceCreatePayload', 'nova', '1.13'),
+                     (payload['nova_object.name'],
+                      payload['nova_object.namespace'],
+                      payload['nova_object.version']))
+    test.assertEqual(INSTANCE_CREATE_FIELDS, set(payload['nova_object.data']))
+
+
+class TestBuildErrorNotifications(server_build._ServerBuildBase,
+                                  databases.DbTestCase):
+    """instance.create.error for each host a build failed on, as Nova's.
+
+    The agents' task runners run here, on SQLite, with notifications sent
+    to the real broker: the first host's hypervisor cannot build, the
+    server is retried on the other, which builds it.
+    """
+
+    def setUp(self):
+        super().setUp()
+        if not _broker_up():
+            if os.environ.get('NOVA_FORCEDOWN_REQUIRE_RABBITMQ'):
+                self.fail('RabbitMQ is not listening on 127.0.0.1:5672')
+            self.skipTest('RabbitMQ is not listening on 127.0.0.1:5672')
+        topic = 'nf_test_%s' % uuid.uuid4().hex
+        self.conf.set_override('notification_format', 'versioned',
+                               group='notifications')
+        self.conf.set_override('versioned_notifications_topics', [topic],
+                               group='notifications')
+        # Registers the transport's options on this private conf.
+        oslo_messaging.get_notification_transport(self.conf).cleanup()
+        self.conf.set_override('transport_url', 'rabbit://guest:guest@'
+                               '127.0.0.1:%d/' % BROKER[1])
+        self.conf.set_override('driver', ['messagingv2'],
+                               group='oslo_messaging_notifications')
+        self.consumer = Consumer(topic)
+        self.addCleanup(self.consumer.close)
+        for priority in ('info', 'error'):
+            self.addCleanup(rabbitmq.delete_queue,
+                            '%s.%s' % (topic, priority))
+        notifications.configure(self.conf)
+        self.addCleanup(notifications.reset)
+
+    def test_error_from_the_failed_host_then_end_from_the_next(self):
+        record, = self.create()
+        other, = set(server_build.USABLE) - {record.host}
+
+        self.runner(record.host, server_build.BrokenDriver(
+            server_build._FakeAgentConf)).run_pending()
+        self.runner(other).run_pending()
+        self.assertTrue(notifications.flush())
+
+        received = [message for message in self.consumer.wait_for(4)
+                    if message['event_type'].startswith('instance.create')]
+        self.assertEqual(
+            [('instance.create.start', 'INFO', record.host),
+             ('instance.create.error', 'ERROR', record.host),
+             ('instance.create.start', 'INFO', other),
+             ('instance.create.end', 'INFO', other)],
+            [(message['event_type'], message['priority'],
+              message['publisher_id'].split(':')[1])
+             for message in received])
+        self.assertEqual({'nova-compute'},
+                         {message['publisher_id'].split(':')[0]
+                          for message in received})
+        for message in received:
+            assert_create_payload(self, message['payload'])
+        error = received[1]['payload']['nova_object.data']
+        self.assertEqual((record.uuid, 'building', record.host),
+                         (error['uuid'], error['state'], error['host']))
+        fault = error['fault']
+        self.assertEqual(('ExceptionPayload', 'nova', '1.1'),
+                         (fault['nova_object.name'],
+                          fault['nova_object.namespace'],
+                          fault['nova_object.version']))
+        self.assertEqual(EXCEPTION_FIELDS, set(fault['nova_object.data']))
+        self.assertEqual(('DriverError', 'the hypervisor is out of order',
+                          'spawn'),
+                         (fault['nova_object.data']['exception'],
+                          fault['nova_object.data']['exception_message'],
+                          fault['nova_object.data']['function_name']))
+        self.assertIsNone(received[3]['payload']['nova_object.data'][
+            'fault'])
 
 
 class TestBrokerOutage(NotificationTestCase):
