@@ -15,9 +15,12 @@ import webob.exc
 from nova_forcedown.api import fault
 from nova_forcedown.api import microversion
 from nova_forcedown.api import request as api_request
+from nova_forcedown.objects import base as objects_base
 
 CONTROLLERS_NAMESPACE = 'nova_forcedown.api.controllers'
 PROJECT_ID_PATTERN = '[0-9a-f-]+'
+# Methods that only read: their handler's reads share one transaction.
+READ_METHODS = frozenset(('GET', 'HEAD'))
 
 
 class DuplicateRoute(Exception):
@@ -112,7 +115,10 @@ class APIRouter:
     def _dispatch(self, req):
         try:
             handler = self._route(req)
-            return handler(req)
+            if req.method not in READ_METHODS:
+                return handler(req)
+            with objects_base.one_read(req.context):
+                return handler(req)
         except Exception as exc:  # noqa: faults carry the version headers
             return fault.from_exception(exc)
 
