@@ -17,6 +17,7 @@ from tools.benchmark import evacuations
 from tools.benchmark import force_down
 from tools.benchmark import heartbeats
 from tools.benchmark import host_wide
+from tools.benchmark import http_path
 from tools.benchmark import listings
 from tools.benchmark import report
 from tools.benchmark import rpc_run
@@ -59,11 +60,15 @@ def _through_the_api(args, database, engine, uuids, hosts):
                 'force_down': force_down.measure(
                     api.port, uuids, hosts, args.sequential,
                     args.concurrent, args.sustain),
+                'http_path': None,
                 'slow_clients': None,
                 'actions': None,
                 'evacuations': None,
                 'host_wide': None,
             }
+            if args.http_path:
+                figures['http_path'] = http_path.measure(
+                    api, engine, uuids, hosts, args.http_path)
             if args.action_hosts and hosts == args.hosts[0]:
                 figures['actions'] = actions.measure(
                     api, engine, args.action_hosts, args.action_sequential,
@@ -186,6 +191,10 @@ def parse_args(argv):
                              'another, per microversion (default 150)')
     parser.add_argument('--concurrent', type=int, default=40,
                         help='hosts per client with 8 clients (default 40)')
+    parser.add_argument('--http-path', type=int, default=200,
+                        help='requests of each kind sent both in process '
+                             'and over HTTP, to see what HTTP adds '
+                             '(default 200; 0: none)')
     parser.add_argument('--sustain', type=float, default=5.0,
                         help='seconds of the sustained force-down run')
     parser.add_argument('--slow-clients', type=int, default=300,

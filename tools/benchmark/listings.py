@@ -122,7 +122,7 @@ def _servers_floors(host):
             'servers_host': detail.where(instance.c.host == host)}
 
 
-def _floor_queries(host):
+def floor_queries(host):
     """Plain SELECTs returning the rows each listing returns."""
     service = models.Service.__table__
     node = models.ComputeNode.__table__
@@ -189,7 +189,7 @@ def measure(port, engine, host, iterations, budget, listings=None):
     """Each listing (of LISTINGS): rows, SQL statements, times, floor."""
     results = {}
     floors = {}
-    queries = _floor_queries(host)
+    queries = floor_queries(host)
     client = clients.Client(port)
     try:
         for name, path, version, floor_name in listings or LISTINGS:

@@ -86,6 +86,28 @@ def force_down(write, line, runs):
             for item in (run['force_down'][name] for run in runs)])
 
 
+def http_path(write, line, runs):
+    """Skipped when the run has none (--http-path 0)."""
+    if not runs[0].get('http_path'):
+        return
+    write('the HTTP path: median ms in process / over HTTP, +what HTTP '
+          'adds  [floor, HTTP - floor]\n')
+    for name in runs[0]['http_path']:
+        line(name, [_http_path_cell(run['http_path'][name])
+                    for run in runs])
+
+
+def _http_path_cell(item):
+    cell = '%.2f/%.2f +%.2f' % (item['in_process_ms'], item['http_ms'],
+                                item['http_adds_ms'])
+    if 'floor_ms' in item:
+        cell += ' [%.2f, +%.2f]' % (item['floor_ms'],
+                                    item['http_over_floor_ms'])
+    if item['failures']:
+        cell += ' f=%d' % item['failures']
+    return cell
+
+
 def slow_clients(write, line, runs):
     """Only the first host count has this run."""
     slow = runs[0].get('slow_clients')
@@ -171,8 +193,8 @@ def rss(write, line, runs):
 
 
 # In the order they are printed.
-SECTIONS = (listings, force_down, slow_clients, actions, evacuations,
-            host_wide, heartbeats, rss)
+SECTIONS = (listings, force_down, http_path, slow_clients, actions,
+            evacuations, host_wide, heartbeats, rss)
 
 
 def tooz_liveness(write, figures, backend):
