@@ -2,6 +2,7 @@
 
 from oslo_db.sqlalchemy import models
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from sqlalchemy import orm
 
 
@@ -10,6 +11,10 @@ COMPUTE_BINARY = 'nova-compute'
 
 # Largest value of an integer primary key on every supported database.
 MAX_INTEGER_ID = 2 ** 31 - 1
+
+# Text of up to 16 MiB on MariaDB (TEXT stops at 64 KiB), as Nova's
+# MediumText; plain text elsewhere.
+MEDIUM_TEXT = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
 
 
 def insert(connection, table, values):
@@ -150,6 +155,23 @@ class Instance(Base):
     # Its ports' addresses: a JSON list of {network, address, version,
     # type, mac_address}.
     network_info = sa.Column(sa.Text, nullable=True)
+    # The user data given at create, base64 as sent (up to 65535
+    # characters, beyond TEXT on MariaDB).
+    user_data = sa.Column(MEDIUM_TEXT, nullable=True)
+
+
+class Tag(ModelBase):
+    """A server's tag, as Nova's: a resource's uuid and a tag, once each.
+
+    No timestamps and no soft delete: a server's tags are deleted with it.
+    """
+    __tablename__ = 'tags'
+    __table_args__ = (
+        sa.Index('tags_tag_idx', 'tag'),
+    )
+
+    resource_id = sa.Column(sa.String(36), primary_key=True, nullable=False)
+    tag = sa.Column(sa.String(80), primary_key=True, nullable=False)
 
 
 class InstanceAction(Base):

@@ -235,7 +235,7 @@ class _HostileInputTestCase(base.BaseTestCase):
     def _snapshot(self):
         with self.database.engine.connect() as connection:
             return {table.name: connection.execute(
-                sa.select(table).order_by(table.c.id)).all()
+                sa.select(table).order_by(*table.primary_key.columns)).all()
                 for table in models.Base.metadata.sorted_tables}
 
     def _restore(self, snapshot):

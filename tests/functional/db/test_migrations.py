@@ -3,12 +3,14 @@
 Each test starts from an empty, freshly provisioned database.
 """
 
+import base64
 import json
 import logging
 
 from alembic import config as alembic_config
 from alembic import script as alembic_script
 import fixtures
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import test_migrations
 import sqlalchemy as sa
 
@@ -29,6 +31,7 @@ RPC_SERVER = '0009_services_rpc_server'
 INSTANCE_FAULTS = '0010_instance_faults'
 SERVER_DETAILS = '0011_server_details'
 SUPPORTED_INSTANCES = '0012_supported_instances'
+USER_DATA_AND_TAGS = '0013_user_data_and_tags'
 
 # Rows as a pre-mark-host-down deployment holds them, written without the
 # models, which already know forced_down.
@@ -114,7 +117,7 @@ class MigrationsMixin:
         self.assertEqual([INITIAL, FORCED_DOWN, AGGREGATES, FLAVORS, SERVERS,
                           INSTANCE_ACTIONS, SERVICE_HISTORY, MIGRATIONS,
                           RPC_SERVER, INSTANCE_FAULTS, SERVER_DETAILS,
-                          SUPPORTED_INSTANCES],
+                          SUPPORTED_INSTANCES, USER_DATA_AND_TAGS],
                          revisions)
         for revision in revisions:
             schema.db_sync(self.engine, revision)
@@ -217,6 +220,58 @@ class MigrationsMixin:
         self.assertEqual('2026-01-02 03:04:05',
                          str(rows[0]['launched_at']))
         self.assertIsNone(rows[1]['launched_at'])
+
+    def test_servers_keep_their_rows_and_get_no_user_data_nor_tag(self):
+        schema.db_sync(self.engine, SUPPORTED_INSTANCES)
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                'INSERT INTO instances (id, uuid, display_name, host, '
+                'vm_state, created_at, deleted) VALUES (:id, :uuid, :name, '
+                ":host, :vm_state, '2026-01-02 03:04:05', 0)"),
+                _LEGACY_INSTANCES)
+        with self.engine.connect() as connection:
+            before = [dict(row) for row in connection.execute(sa.text(
+                'SELECT * FROM instances ORDER BY id')).mappings()]
+
+        schema.db_sync(self.engine, USER_DATA_AND_TAGS)
+
+        with self.engine.connect() as connection:
+            after = [dict(row) for row in connection.execute(sa.text(
+                'SELECT * FROM instances ORDER BY id')).mappings()]
+            tags = connection.execute(sa.text(
+                'SELECT count(*) FROM tags')).scalar()
+        self.assertEqual([dict(row, user_data=None) for row in before],
+                         after)
+        self.assertEqual(0, tags)
+
+    def test_user_data_takes_nova_s_largest_and_a_tag_is_kept_once(self):
+        schema.db_sync(self.engine)
+        # Within Nova's 65535 characters of base64.
+        user_data = base64.b64encode(b'#!' * 24574).decode()
+        uuid = _LEGACY_INSTANCES[0]['uuid']
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                'INSERT INTO instances (uuid, user_data, deleted) '
+                'VALUES (:uuid, :user_data, 0)'),
+                {'uuid': uuid, 'user_data': user_data})
+        self._insert_tag(uuid, 'a')
+        with self.engine.connect() as connection:
+            self.assertEqual(user_data, connection.execute(sa.text(
+                'SELECT user_data FROM instances')).scalar())
+        self.assertRaises(db_exc.DBDuplicateEntry, self._insert_tag, uuid, 'a')
+        if self.engine.dialect.name == 'mysql':
+            # Nova's column type, whatever the character set.
+            column, = [column for column in sa.inspect(
+                self.engine).get_columns('instances')
+                if column['name'] == 'user_data']
+            self.assertEqual('MEDIUMTEXT',
+                             type(column['type']).__name__.upper())
+
+    def _insert_tag(self, uuid, tag):
+        with self.engine.begin() as connection:
+            connection.execute(sa.text(
+                'INSERT INTO tags (resource_id, tag) VALUES (:uuid, :tag)'),
+                {'uuid': uuid, 'tag': tag})
 
     def test_forced_down_defaults_to_false_for_rows_written_later(self):
         schema.db_sync(self.engine)
