@@ -169,6 +169,11 @@ class MarkerNotFound(Invalid):
     msg_fmt = 'marker [%(marker)s] not found'
 
 
+class InvalidRegex(Invalid):
+    msg_fmt = ('The database does not accept the regular expression of '
+               'the filter: %(patterns)s')
+
+
 class ForcedDownLimitExceeded(Conflict):
     msg_fmt = ('Forcing %(host)s down would put %(counts)s forced down, '
                'more than [fencing] max_forced_down_fraction %(fraction)s '

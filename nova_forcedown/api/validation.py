@@ -6,6 +6,7 @@ Nova's wording: ``Invalid input for field/attribute <field>. Value:
 """
 
 import datetime
+import re
 import unicodedata
 
 import jsonschema
@@ -132,6 +133,19 @@ def _is_uuid(value):
     return not isinstance(value, str) or uuidutils.is_uuid_like(value)
 
 
+def _is_regex(value):
+    """Nova's rule: a regular expression Python compiles, not empty."""
+    if not isinstance(value, str):
+        return True
+    if not value:
+        return False
+    try:
+        re.compile(value)
+    except re.error:
+        return False
+    return True
+
+
 # Only the formats above are checked, each as Nova checks it.
 FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
 for _format, _check in (
@@ -150,6 +164,7 @@ for _format, _check in (
         ('uuid', _is_uuid)):
     FORMAT_CHECKER.checks(_format, raises=InvalidName)(_check)
 FORMAT_CHECKER.checks('description')(_is_description)
+FORMAT_CHECKER.checks('regex')(_is_regex)
 
 
 def _error_message(error, where):

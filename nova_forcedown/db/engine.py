@@ -10,6 +10,7 @@ and turns a lost database into :class:`exception.DatabaseUnavailable`.
 import contextlib
 import functools
 import os
+import re
 import sqlite3
 import threading
 import weakref
@@ -268,8 +269,47 @@ def _keep_open(engine):
     weakref.finalize(engine, keeper.close)
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern):
+    return re.compile(pattern)
+
+
+def sqlite_regexp(pattern, value):
+    """SQLite's ``value REGEXP pattern``: ``pattern`` found in ``value``.
+
+    Python's ``re.search``, as the listing's filters are checked with
+    Python's ``re``; NULL for a NULL operand (never a match), where
+    oslo.db's own function would match the text "None". A listing
+    compiles its pattern once, not once per row.
+    """
+    if pattern is None or value is None:
+        return None
+    return _compiled(pattern).search(str(value)) is not None
+
+
+def add_sqlite_functions(dbapi_connection):
+    """Make :func:`sqlite_regexp` the REGEXP of an sqlite3 connection."""
+    dbapi_connection.create_function('regexp', 2, sqlite_regexp,
+                                     deterministic=True)
+
+
+def register_sqlite_functions(engine):
+    """Give every new SQLite connection of ``engine`` :func:`sqlite_regexp`.
+
+    Registered after oslo.db's own REGEXP, which it replaces; other
+    backends have an operator of their own.
+    """
+    if engine.dialect.name != 'sqlite':
+        return
+
+    @sa.event.listens_for(engine, 'connect')
+    def _regexp(dbapi_connection, connection_record):
+        add_sqlite_functions(dbapi_connection)
+
+
 # Engines this context manager creates (not the test fixtures' own).
 context_manager.append_on_engine_create(_setup_sqlite)
+context_manager.append_on_engine_create(register_sqlite_functions)
 
 
 def _in_transaction(context):

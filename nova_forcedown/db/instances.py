@@ -9,11 +9,13 @@ one statement (two with a marker); rows are read with SQLAlchemy Core as
 import collections
 import functools
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
+from nova_forcedown.db import tags as db_tags
 from nova_forcedown import exception
 
 _INSTANCES = models.Instance.__table__
@@ -30,18 +32,33 @@ InstanceRow = collections.namedtuple('InstanceRow',
 # Nova's default order: newest first, the id breaking ties.
 DEFAULT_SORT = (('created_at', 'desc'), ('id', 'desc'))
 
-# Filters matched as a substring (Nova matches a regular expression).
-SUBSTRING_FILTERS = {'node': 'node', 'name': 'display_name',
-                     'hostname': 'hostname'}
+# Filters matched as a regular expression, as Nova's: found anywhere in
+# the column, by the database's own operator (PostgreSQL ``~``, MariaDB
+# REGEXP, on SQLite REGEXP of the function :mod:`.engine` registers).
+REGEX_FILTERS = {'node': 'node', 'name': 'display_name',
+                 'hostname': 'hostname'}
 
 
-def _criteria(matching):
+def _regex(pattern, dialect):
+    """``pattern`` as Nova hands it to ``dialect``'s operator.
+
+    On MySQL and MariaDB Nova escapes every ``|``: a bare one was an
+    error of MySQL's older regular expressions. ``a|b`` there is the
+    three characters, elsewhere either letter.
+    """
+    return pattern.replace('|', '\\|') if dialect == 'mysql' else pattern
+
+
+def _criteria(matching, dialect):
     found = []
     for name, value in matching.exact.items():
         found.append(_INSTANCES.c[name] == value)
-    for name, value in matching.substring.items():
-        found.append(_INSTANCES.c[SUBSTRING_FILTERS[name]].contains(
-            value, autoescape=True))
+    for name, value in matching.regex.items():
+        found.append(_INSTANCES.c[REGEX_FILTERS[name]].regexp_match(
+            _regex(value, dialect)))
+    found.extend(db_tags.criteria(
+        _INSTANCES.c.uuid, every=matching.tags, any_of=matching.tags_any,
+        not_every=matching.not_tags, none_of=matching.not_tags_any))
     if matching.vm_states is not None:
         found.append(_INSTANCES.c.vm_state.in_(matching.vm_states))
     if matching.task_states is not None:
@@ -122,10 +139,12 @@ def instance_get_all(context, matching, limit=None, marker=None,
     tuples of those columns only.
 
     An unknown marker is :class:`exception.MarkerNotFound`; the marker is
-    looked up among the rows the filters' project scope allows.
+    looked up among the rows the filters' project scope allows. A regular
+    expression the database refuses (one Python's ``re`` takes that
+    PostgreSQL or MariaDB does not) is :class:`exception.InvalidRegex`.
     """
     connection = context.connection
-    criteria = _criteria(matching)
+    criteria = _criteria(matching, connection.dialect.name)
     if marker is not None:
         scope = [_INSTANCES.c.project_id == matching.exact['project_id']] \
             if 'project_id' in matching.exact else []
@@ -143,7 +162,34 @@ def instance_get_all(context, matching, limit=None, marker=None,
     query = sa.select(*selected).where(*criteria).order_by(*_order(sort))
     if limit is not None:
         query = query.limit(limit)
-    return [row_type._make(row) for row in connection.execute(query)]
+    try:
+        rows = connection.execute(query)
+    except (db_exc.DBError, sa.exc.DBAPIError) as exc:
+        if not (matching.regex and _refused_regex(exc)):
+            raise
+        raise exception.InvalidRegex(
+            patterns=', '.join(sorted(matching.regex.values())))
+    return [row_type._make(row) for row in rows]
+
+
+# PostgreSQL's SQLSTATE of an invalid regular expression; MariaDB's error
+# of its regular expression library.
+_PG_INVALID_REGEX = '2201B'
+_MYSQL_REGEXP_ERROR = 1139
+
+
+def _refused_regex(exc):
+    """Whether a database error is its refusal of a regular expression.
+
+    oslo.db wraps PostgreSQL's in a DBError; MariaDB's is SQLAlchemy's
+    OperationalError. Either way the driver's error tells.
+    """
+    wrapped = getattr(exc, 'inner_exception', None) or exc
+    driver_error = getattr(wrapped, 'orig', wrapped)
+    if getattr(driver_error, 'pgcode', None) == _PG_INVALID_REGEX:
+        return True
+    args = getattr(driver_error, 'args', ())
+    return bool(args) and args[0] == _MYSQL_REGEXP_ERROR
 
 
 @functools.lru_cache(maxsize=None)
@@ -239,9 +285,14 @@ def instance_get_locked(context, uuid, project_id=None):
 
 @engine.writer
 def instance_update(context, server, values):
-    """Write ``values`` to the row of ``server``; the row as it now is."""
+    """Write ``values`` to the row of ``server``; the row as it now is.
+
+    A server deleted so loses its tags, as in Nova.
+    """
     context.connection.execute(_UPDATE_SERVER,
                                dict(values, server_id=server.id))
+    if values.get('deleted'):
+        db_tags.delete(context, [server.uuid])
     return server._replace(**values)
 
 
@@ -279,13 +330,21 @@ def instance_finish_task(context, uuid, host, task_state, values):
         _INSTANCES.c.uuid == uuid, _INSTANCES.c.deleted == 0,
         _INSTANCES.c.host == host,
         _INSTANCES.c.task_state == task_state).values(**values))
-    return result.rowcount == 1
+    if result.rowcount != 1:
+        return False
+    if values.get('deleted'):
+        db_tags.delete(context, [uuid])
+    return True
 
 
 @engine.writer
-def instance_create(context, values):
-    """Insert a server row; the row as stored (an :class:`InstanceRow`)."""
+def instance_create(context, values, tags=()):
+    """Insert a server row and its ``tags``; the row as stored.
+
+    The row is an :class:`InstanceRow`.
+    """
     server_id = models.insert(context.connection, _INSTANCES, values)
+    db_tags.add(context, values['uuid'], tags)
     return InstanceRow._make(context.connection.execute(
         sa.select(_INSTANCES).where(_INSTANCES.c.id == server_id)).one())
 

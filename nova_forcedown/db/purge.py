@@ -17,7 +17,8 @@ What goes (``before`` None: whatever its age):
 * ``instance_faults`` recorded before the date, but the newest of a live
   server (its view shows it while the server is in error);
 * soft-deleted ``instances``, ``compute_nodes`` and ``services``, deleted
-  before the date.
+  before the date; the ``tags`` of the instances go with them (a delete
+  already removes a server's tags, as Nova's does: any left are purged).
 
 Each batch picks at most ``max_rows`` rows of one table (actions with
 their events) and deletes them in one transaction; the next batch starts
@@ -38,6 +39,7 @@ _MIGRATIONS = models.Migration.__table__
 _HISTORY = models.ServiceHistory.__table__
 _FAULTS = models.InstanceFault.__table__
 _INSTANCES = models.Instance.__table__
+_TAGS = models.Tag.__table__
 _NODES = models.ComputeNode.__table__
 _SERVICES = models.Service.__table__
 
@@ -54,12 +56,25 @@ MAX_ROWS = 10000
 
 # The tables a purge deletes from, in the order it reports them.
 TABLES = (_MIGRATIONS.name, _ACTIONS.name, _EVENTS.name, _HISTORY.name,
-          _FAULTS.name, _INSTANCES.name, _NODES.name, _SERVICES.name)
+          _FAULTS.name, _INSTANCES.name, _TAGS.name, _NODES.name,
+          _SERVICES.name)
 
 # A table's rows to purge: ``criteria(before)`` picks them; the rows of
-# ``dependent`` whose ``dependent_key`` names one of them go with them.
+# ``dependent`` that ``dependent_of(ids)`` picks (``ids``: a list or a
+# SELECT of the ids of the rows purged) go with them.
 Rule = collections.namedtuple('Rule', ('table', 'criteria', 'dependent',
-                                       'dependent_key'))
+                                       'dependent_of'))
+
+
+def _events_of(action_ids):
+    return _EVENTS.c.action_id.in_(action_ids)
+
+
+def _tags_of(instance_ids):
+    # An alias: a SELECT of ids from instances is never correlated to it.
+    purged = _INSTANCES.alias('purged')
+    return _TAGS.c.resource_id.in_(
+        sa.select(purged.c.uuid).where(purged.c.id.in_(instance_ids)))
 
 
 def _changed(table):
@@ -132,11 +147,11 @@ def _soft_deleted(table):
 
 
 RULES = (
-    Rule(_ACTIONS, _actions, _EVENTS, _EVENTS.c.action_id),
+    Rule(_ACTIONS, _actions, _EVENTS, _events_of),
     Rule(_MIGRATIONS, _migrations, None, None),
     Rule(_HISTORY, _history, None, None),
     Rule(_FAULTS, _faults, None, None),
-    Rule(_INSTANCES, _soft_deleted(_INSTANCES), None, None),
+    Rule(_INSTANCES, _soft_deleted(_INSTANCES), _TAGS, _tags_of),
     Rule(_NODES, _soft_deleted(_NODES), None, None),
     Rule(_SERVICES, _soft_deleted(_SERVICES), None, None),
 )
@@ -158,7 +173,7 @@ def count(context, before):
         if rule.dependent is not None:
             counts[rule.dependent.name] = connection.execute(
                 sa.select(sa.func.count()).select_from(rule.dependent)
-                .where(rule.dependent_key.in_(picked))).scalar()
+                .where(rule.dependent_of(picked))).scalar()
     return {table: counts[table] for table in TABLES}
 
 
@@ -198,7 +213,7 @@ def _purge_batch(context, rule, before, max_rows, after):
     deleted = {}
     if rule.dependent is not None:
         deleted[rule.dependent.name] = connection.execute(
-            rule.dependent.delete().where(rule.dependent_key.in_(ids))
+            rule.dependent.delete().where(rule.dependent_of(ids))
         ).rowcount
     deleted[table.name] = connection.execute(
         table.delete().where(table.c.id.in_(ids))).rowcount

@@ -19,6 +19,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_forcedown.db import instances as db_instances
+from nova_forcedown.db import tags as db_tags
 from nova_forcedown import exception
 
 # Columns stored as JSON text, and what a record holds where one is null.
@@ -38,26 +39,32 @@ RESOURCES = ('vcpus', 'memory_mb', 'root_gb', 'ephemeral_gb')
 
 
 class InstanceFilters(collections.namedtuple('InstanceFilters', (
-        'exact', 'substring', 'vm_states', 'task_states', 'locked',
-        'changes_since', 'changes_before', 'deleted', 'flavor'))):
+        'exact', 'regex', 'vm_states', 'task_states', 'locked',
+        'changes_since', 'changes_before', 'deleted', 'flavor', 'tags',
+        'tags_any', 'not_tags', 'not_tags_any'))):
     """What a listing matches.
 
-    ``exact`` and ``substring``: {filter name: value}; ``vm_states`` and
+    ``exact``: {filter name: value}; ``regex``: {filter name: regular
+    expression found in its column}; ``vm_states`` and
     ``task_states``: lists of accepted states (None: any; a None item in
     ``task_states`` matches no task); ``locked``: bool or None;
     ``changes_since``/``changes_before``: datetimes compared with
     updated_at; ``deleted``: True (deleted only), False (live only) or
     None (both); ``flavor``: the flavorid of the flavor the servers were
-    built with.
+    built with; ``tags``, ``tags_any``, ``not_tags``, ``not_tags_any``:
+    lists of tags the server has all of, any of, not all of, none of
+    (None: not filtered).
     """
 
 
-def filters(exact=None, substring=None, vm_states=None, task_states=None,
+def filters(exact=None, regex=None, vm_states=None, task_states=None,
             locked=None, changes_since=None, changes_before=None,
-            deleted=False, flavor=None):
-    return InstanceFilters(exact or {}, substring or {}, vm_states,
+            deleted=False, flavor=None, tags=None, tags_any=None,
+            not_tags=None, not_tags_any=None):
+    return InstanceFilters(exact or {}, regex or {}, vm_states,
                            task_states, locked, changes_since,
-                           changes_before, deleted, flavor)
+                           changes_before, deleted, flavor, tags, tags_any,
+                           not_tags, not_tags_any)
 
 
 def flavor_copy(context, name):
@@ -98,8 +105,8 @@ def exists(context, uuid):
     return True
 
 
-def create(context, **values):
-    """Record a new server of ``values``; its record as stored.
+def create(context, tags=(), **values):
+    """Record a new server of ``values`` and its ``tags``; its record.
 
     A uuid and a reservation id are made when not given, and the
     resources it takes copied from its flavor copy.
@@ -112,7 +119,12 @@ def create(context, **values):
     for name in _JSON_FIELDS:
         if values.get(name) is not None:
             values[name] = jsonutils.dumps(values[name])
-    return decoded(db_instances.instance_create(context, values))
+    return decoded(db_instances.instance_create(context, values, tags))
+
+
+def tags_of(context, records):
+    """{uuid: [tag, ...]} of the servers ``records``, in one query."""
+    return db_tags.tags_of(context, [record.uuid for record in records])
 
 
 def update(context, record, values):

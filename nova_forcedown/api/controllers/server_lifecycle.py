@@ -199,6 +199,10 @@ def _servers(req, body, flavor, image, zone, count, properties):
         'access_ip_v6': _address(body.get('accessIPv6')),
         'config_drive': _config_drive(body.get('config_drive')),
         'root_device_name': ROOT_DEVICE_NAME,
+        # Kept as sent (base64) and shown back, as Nova does.
+        'user_data': body.get('user_data'),
+        # From 2.52; each server of the request gets them all.
+        'tags': body.get('tags') or (),
         'system_metadata': dict(properties, **{
             instance_obj.REQUESTED_NETWORKS: networks})}
     name = body['name']

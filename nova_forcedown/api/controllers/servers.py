@@ -3,8 +3,9 @@
 A listing goes as Nova's: query schema, policy, the filters the caller may
 use (the rest silently dropped), status to vm and task states, deleted and
 changes-since, all projects or the caller's, sort, page. Then one query of
-the servers, and one each for their hosts' compute services (host_status)
-and zones: a constant number of statements whatever the page holds.
+the servers, and one each for their hosts' compute services (host_status),
+zones and, from 2.26, tags: a constant number of statements whatever the
+page holds.
 """
 
 from oslo_utils import strutils
@@ -42,7 +43,7 @@ _USER_FILTERS = (
 )
 # Names of joined tables: a filter on them is refused, as in Nova.
 _JOINED = ('block_device_mapping', 'services', 'metadata', 'pci_devices',
-           'security_groups', 'info_cache', 'system_metadata', 'tags')
+           'security_groups', 'info_cache', 'system_metadata')
 # Filters on a column of the same meaning, matched exactly.
 _EXACT = {'host': 'host', 'project_id': 'project_id', 'user_id': 'user_id',
           'uuid': 'uuid', 'image': 'image_ref', 'image_ref': 'image_ref',
@@ -50,11 +51,15 @@ _EXACT = {'host': 'host', 'project_id': 'project_id', 'user_id': 'user_id',
           'reservation_id': 'reservation_id',
           'config_drive': 'config_drive', 'locked_by': 'locked_by',
           'access_ip_v4': 'access_ip_v4', 'access_ip_v6': 'access_ip_v6'}
-_SUBSTRING = {'name': 'name', 'display_name': 'name', 'node': 'node',
-              'hostname': 'hostname'}
-# Filters on what no server here has (tags) or this API does not match
-# yet (addresses): nothing matches them.
-_NEVER_MATCHED = ('ip', 'ip6', 'tags', 'tags-any')
+# Filters matched as a regular expression, as Nova's.
+_REGEX = {'name': 'name', 'display_name': 'name', 'node': 'node',
+          'hostname': 'hostname'}
+# Tag filters (2.26): comma-separated tags, the last value given.
+_TAGS = {'tags': 'tags', 'tags-any': 'tags_any', 'not-tags': 'not_tags',
+         'not-tags-any': 'not_tags_any'}
+# Filters on what this API does not match yet (addresses): nothing matches
+# them.
+_NEVER_MATCHED = ('ip', 'ip6')
 # Sort keys this API can order by; others are dropped (400 from 2.75).
 _SORT_KEYS = {'created_at', 'updated_at', 'display_name', 'host', 'node',
               'uuid', 'vm_state', 'task_state', 'launched_at',
@@ -203,14 +208,18 @@ def _matching(req, search, all_tenants_rule):
             # No server has a power state that is no integer.
             return None
         exact['power_state'] = power_state
-    substring = {column: last[name] for name, column in _SUBSTRING.items()
-                 if name in last}
+    regex = {column: last[name] for name, column in _REGEX.items()
+             if name in last}
+    tags = ({keyword: last[name].split(',') for name, keyword in _TAGS.items()
+             if name in last}
+            if req.version.matches(microversion.V2_26) else {})
     locked = (strutils.bool_from_string(last['locked'], default=False)
               if 'locked' in last else None)
     return instance_obj.filters(
-        exact=exact, substring=substring, vm_states=vm_states,
+        exact=exact, regex=regex, vm_states=vm_states,
         task_states=task_states, locked=locked, changes_since=since,
-        changes_before=before, deleted=deleted, flavor=last.get('flavor'))
+        changes_before=before, deleted=deleted, flavor=last.get('flavor'),
+        **tags)
 
 
 def _states(req, search):
@@ -338,7 +347,10 @@ def _views(req, servers, detail):
         links=link_bases(req), services=services,
         is_up=req.is_up, zones=zones,
         faults=_faults(context, servers) if detail else None,
-        fault_details=context.is_admin)
+        fault_details=context.is_admin,
+        tags=(instance_obj.tags_of(context, servers)
+              if detail and req.version.matches(microversion.V2_26)
+              else None))
     return views.Servers(req.version, options)
 
 

@@ -9,6 +9,15 @@ handler, which knows which of them the caller may use.
 import copy
 
 _ANY = {'type': 'array', 'items': {'type': 'string'}}
+# Nova's regular expression parameters: each value one Python's re
+# compiles, not empty (a 400 otherwise, before any filter is dropped).
+_REGEX = {'type': 'array', 'items': {'type': 'string', 'format': 'regex'}}
+_REGEX_PARAMETERS = (
+    'kernel_id', 'ramdisk_id', 'hostname', 'key_name', 'power_state', 'node',
+    'flavor', 'reservation_id', 'launched_at', 'terminated_at',
+    'availability_zone', 'name', 'display_name', 'description',
+    'display_description', 'locked_by', 'root_device_name', 'config_drive',
+    'access_ip_v4', 'access_ip_v6', 'auto_disk_config', 'progress')
 
 # Nova's filter and paging parameters of GET /servers[/detail]; the names
 # of joined tables are here so that an admin gets Nova's 400 for them.
@@ -28,7 +37,8 @@ _PARAMETERS = (
 
 INDEX_QUERY = {
     'type': 'object',
-    'properties': {name: _ANY for name in _PARAMETERS},
+    'properties': {name: _REGEX if name in _REGEX_PARAMETERS else _ANY
+                   for name in _PARAMETERS},
     'additionalProperties': True,
 }
 

@@ -60,12 +60,13 @@ class ServerOptions:
     ``services``: {host: nova-compute service}; ``is_up``: servicegroup
     liveness; ``zones``: the HostZones of the servers' hosts; ``faults``:
     {uuid: the newest fault} of the servers in error; ``fault_details``:
-    the details of a 500 fault are shown (to admins).
+    the details of a 500 fault are shown (to admins); ``tags``: {uuid:
+    [tag, ...]} of the servers that have tags (2.26).
     """
 
     def __init__(self, extended=False, host_status=None, extra_specs=False,
                  links=('', ''), services=None, is_up=None, zones=None,
-                 faults=None, fault_details=False):
+                 faults=None, fault_details=False, tags=None):
         self.extended = extended
         self.host_status = host_status
         self.extra_specs = extra_specs
@@ -75,6 +76,7 @@ class ServerOptions:
         self.zones = zones or host_zones.HostZones({}, '')
         self.faults = faults or {}
         self.fault_details = fault_details
+        self.tags = tags or {}
 
 
 class Servers:
@@ -190,7 +192,7 @@ class Servers:
                     server.reservation_id or '')
                 view['OS-EXT-SRV-ATTR:root_device_name'] = (
                     server.root_device_name)
-                view['OS-EXT-SRV-ATTR:user_data'] = None
+                view['OS-EXT-SRV-ATTR:user_data'] = server.user_data
         elif self.v2_90:
             view['OS-EXT-SRV-ATTR:hostname'] = server.hostname or ''
 
@@ -204,7 +206,8 @@ class Servers:
         if self.v2_19:
             view['description'] = server.display_description
         if self.v2_26:
-            view['tags'] = self._no_list
+            view['tags'] = self.options.tags.get(server.uuid,
+                                                 self._no_list)
         if self.v2_63:
             view['trusted_image_certificates'] = None
         if self.v2_73:

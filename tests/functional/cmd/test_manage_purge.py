@@ -224,7 +224,7 @@ class _RetryStormMixin(_PurgeMixin):
         expected = {'migrations': STORM, 'instance_actions': STORM,
                     'instance_actions_events': 0,
                     'service_history': STORM + 2, 'instance_faults': 0,
-                    'instances': 0,
+                    'instances': 0, 'tags': 0,
                     'compute_nodes': 0, 'services': 0}
         cutoff, text = _cutoff(hours_ago=1)
 
@@ -381,7 +381,7 @@ class _SoftDeletedAndBatchesMixin(_PurgeMixin):
         self.assertEqual({'migrations': 5, 'instance_actions': 15,
                           'instance_actions_events': 30,
                           'service_history': 9, 'instance_faults': 0,
-                          'instances': 1,
+                          'instances': 1, 'tags': 0,
                           'compute_nodes': 1, 'services': 1},
                          self.table_of(purged))
         self.assertEqual('Deleted 62 row(s) older than %s UTC.' % text,

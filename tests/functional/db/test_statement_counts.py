@@ -66,14 +66,18 @@ ZONE_LISTINGS = ('/os-availability-zone', '/os-availability-zone/detail')
 
 # (path, microversion, statements): server listings of all projects. A
 # detail listing reads the servers, their hosts' compute services (for
-# host_status, from 2.16) and zones; a marker is one more read.
+# host_status, from 2.16), zones and the page's tags (from 2.26); a marker
+# is one more read, and so are none of the tag filters.
 SERVER_LISTINGS = [
     ('/servers?all_tenants=1', '2.1', 1),
     ('/servers/detail?all_tenants=1', '2.1', 2),
-    ('/servers/detail?all_tenants=1', '2.100', 3),
-    ('/servers/detail?all_tenants=1&host=host-00003', '2.53', 3),
-    ('/servers/detail?all_tenants=1&status=ACTIVE&limit=5', '2.100', 3),
-    ('/servers/detail?all_tenants=1&limit=5&marker=%(server)s', '2.100', 4),
+    ('/servers/detail?all_tenants=1', '2.100', 4),
+    ('/servers/detail?all_tenants=1&host=host-00003', '2.53', 4),
+    ('/servers/detail?all_tenants=1&status=ACTIVE&limit=5', '2.100', 4),
+    ('/servers/detail?all_tenants=1&limit=5&marker=%(server)s', '2.100', 5),
+    ('/servers/detail?all_tenants=1&tags=even&tags-any=even,odd&'
+     'not-tags=odd,red&not-tags-any=blue&name=^server-', '2.100', 4),
+    ('/servers?all_tenants=1&tags-any=even', '2.26', 1),
 ]
 
 
@@ -91,14 +95,14 @@ def _add_aggregates(connection, now):
 
 
 def add_hosts(engine, first, last):
-    """Compute hosts ``first``..``last`` with nodes and two instances each.
+    """Compute hosts ``first``..``last`` with nodes and two tagged instances.
 
     Some disabled, some forced down, some with an old heartbeat, so that
     every branch of the views runs; each in one of five aggregates, three
     of them zones. Inserted in bulk, as a scale test needs.
     """
     now = timeutils.utcnow().replace(microsecond=0)
-    services, nodes, instances, members = [], [], [], []
+    services, nodes, instances, members, tags = [], [], [], [], []
     for index in range(first, last + 1):
         host = 'host-%05d' % index
         services.append(dict(
@@ -128,6 +132,8 @@ def add_hosts(engine, first, last):
                 uuid=str(uuid.uuid4()), display_name='server-%d' % server,
                 host=host, node=host, vm_state='active', created_at=now,
                 deleted=0))
+            tags.extend(dict(resource_id=instances[-1]['uuid'], tag=tag)
+                        for tag in ('odd' if server else 'even', 'red'))
     with engine.begin() as connection:
         if first == 1:
             _add_aggregates(connection, now)
@@ -135,6 +141,7 @@ def add_hosts(engine, first, last):
         connection.execute(sa.insert(models.Service), services)
         connection.execute(sa.insert(models.ComputeNode), nodes)
         connection.execute(sa.insert(models.Instance), instances)
+        connection.execute(sa.insert(models.Tag), tags)
         if engine.dialect.name == 'postgresql':
             for table in ('services', 'compute_nodes'):
                 connection.exec_driver_sql(
