@@ -11,6 +11,7 @@ import webob.dec
 import webob.exc
 import webob.request
 
+from nova_forcedown.api import json_text
 from nova_forcedown.api import request as api_request
 from nova_forcedown import exception
 
@@ -62,8 +63,7 @@ _BROKEN_TRANSFERS = (api_request.BodyNotReceived,
 def body(status, message):
     """The JSON fault body, with Nova's fault name for ``status``."""
     name = FAULT_NAMES.get(status, 'computeFault')
-    return jsonutils.dump_as_bytes(
-        {name: {'code': status, 'message': message}})
+    return json_text.dumps({name: {'code': status, 'message': message}})
 
 
 def response(status, message, headers=()):

@@ -5,11 +5,11 @@ import tempfile
 import urllib.parse
 import wsgiref.util
 
-from oslo_serialization import jsonutils
 import webob
 import webob.exc
 
 from nova_forcedown.api import integers
+from nova_forcedown.api import json_text
 
 ENV_CONTEXT = 'nova_forcedown.context'
 ENV_VERSION = 'nova_forcedown.version'
@@ -135,7 +135,7 @@ def read_body(req):
 def json_response(body, status=200):
     resp = webob.Response(status=status, content_type='application/json',
                           charset='utf-8')
-    resp.body = jsonutils.dump_as_bytes(body)
+    resp.body = json_text.dumps(body)
     return resp
 
 
@@ -185,7 +185,7 @@ def _write_listing(body, key, records, render, extra):
     as large as its largest listing (65 MB of text for 100,000 hypervisor
     details at 2.1) for nothing.
     """
-    body.write(b'{' + jsonutils.dump_as_bytes(key) + b': [')
+    body.write(b'{' + json_text.dumps(key) + b': [')
     records = iter(records)
     first = True
     while True:
@@ -195,12 +195,12 @@ def _write_listing(body, key, records, render, extra):
             break
         if not first:
             body.write(b', ')
-        body.write(jsonutils.dump_as_bytes(items)[1:-1])
+        body.write(json_text.dumps(items)[1:-1])
         first = False
     body.write(b']')
     for name, value in (extra or {}).items():
-        body.write(b', ' + jsonutils.dump_as_bytes(name) + b': ' +
-                   jsonutils.dump_as_bytes(value))
+        body.write(b', ' + json_text.dumps(name) + b': ' +
+                   json_text.dumps(value))
     body.write(b'}')
 
 
