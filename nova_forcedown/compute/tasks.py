@@ -30,6 +30,7 @@ from nova_forcedown import exception
 from nova_forcedown import notifications
 from nova_forcedown import periodic
 from nova_forcedown.objects import host_tasks
+from nova_forcedown.objects import instance as instance_obj
 from nova_forcedown.objects import instance_build
 from nova_forcedown.objects import instance_operations as operations
 from nova_forcedown.rpc import compute as rpc_compute
@@ -226,12 +227,17 @@ class TaskRunner:
         """
         context = self._context
         started = host_tasks.start(context, server)
-        notifications.instance_create(context, server, 'start')
+
+        def tags_of():
+            return instance_obj.tags_of(context, [server]).get(server.uuid,
+                                                               [])
+        notifications.instance_create(context, server, 'start',
+                                      tags_of=tags_of)
         try:
             power_state, ports = self._driver.spawn(server)
         except driver_base.DriverError as exc:
             notifications.instance_create(context, server, 'error',
-                                          error=exc)
+                                          error=exc, tags_of=tags_of)
             self._build_failed(server, started, host_tasks.Failure.of(exc))
             return
         values = {'vm_state': operations.ACTIVE, 'power_state': power_state,
@@ -246,7 +252,8 @@ class TaskRunner:
             return
         if ports is not None:
             after = after._replace(network_info=ports)
-        notifications.instance_create(context, after, 'end')
+        notifications.instance_create(context, after, 'end',
+                                      tags_of=tags_of)
         notifications.instance_task_ended(context, server, after)
 
     def _build_failed(self, server, started, failure):

@@ -120,18 +120,20 @@ def instance_power(context, instance, action, phase):
                                                          instance.uuid))
 
 
-def instance_create(context, instance, phase, error=None, tags=()):
+def instance_create(context, instance, phase, error=None, tags_of=None):
     """Notify ``instance.create.<phase>`` of a build on the server's host.
 
     ``start`` before the host builds it, ``end`` once it is active, and
     ``error`` (priority ERROR, ``error`` as its fault) each time a host's
     build of it failed, before it is retried elsewhere, as Nova's
     nova-compute does. The payload is Nova's InstanceCreatePayload;
-    ``tags``: the server's (none are kept yet: the agent passes none).
+    ``tags_of()`` gives the server's tags, read only when notifications
+    are on.
     """
     _send(context,
           lambda: payload_mod.InstanceCreateNotification(
-              instance, context, phase, error=error, tags=tags),
+              instance, context, phase, error=error,
+              tags=tags_of() if tags_of is not None else ()),
           lambda: 'instance.create.%s notification of %s' % (
               phase, instance.uuid))
 

@@ -407,7 +407,8 @@ class TestInstanceNotifications(NotificationTestCase):
 
         status, answer, _ = self.request('POST', '/servers', {'server': {
             'name': 'web', 'flavorRef': '1', 'networks': 'none',
-            'imageRef': '6a3e9d52-7c1f-4b8e-9f2d-0e5b4c3a2d10'}}, '2.37')
+            'tags': ['web', 'db'],
+            'imageRef': '6a3e9d52-7c1f-4b8e-9f2d-0e5b4c3a2d10'}}, '2.52')
         self.assertEqual(202, status, answer)
         uuid = answer['server']['id']
         self.assertTrue(commands.wait_until(lambda: self.request(
@@ -437,7 +438,8 @@ class TestInstanceNotifications(NotificationTestCase):
             assert_create_payload(self, message['payload'])
             data = message['payload']['nova_object.data']
             self.assertEqual(
-                (uuid, 'instance-%08x' % server_id, [], [], None, None),
+                (uuid, 'instance-%08x' % server_id, [], ['db', 'web'],
+                 None, None),
                 (data['uuid'], data['instance_name'], data['keypairs'],
                  data['tags'], data['trusted_image_certificates'],
                  data['fault']))
