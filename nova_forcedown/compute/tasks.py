@@ -86,6 +86,10 @@ class TaskRunner:
         # look that read it before it ended cannot start it again.
         self._in_flight = set()
         self._finished = set()
+        # uuids skipped by a look while in flight: their task may have
+        # changed meanwhile (a delete of a server being built), and a cast
+        # said so once already; looked for again as their worker ends.
+        self._look_again = set()
         self._in_flight_lock = threading.Lock()
 
     def start(self):
@@ -166,6 +170,7 @@ class TaskRunner:
         for server in servers:
             with self._in_flight_lock:
                 if server.uuid in self._in_flight:
+                    self._look_again.add(server.uuid)
                     continue
                 self._in_flight.add(server.uuid)
             self._pool.submit(self._carry_out_in_worker, server)
@@ -182,6 +187,11 @@ class TaskRunner:
         finally:
             with self._in_flight_lock:
                 self._finished.add(server.uuid)
+                again = server.uuid in self._look_again
+                self._look_again.discard(server.uuid)
+            if again and self._told:
+                # A polling runner finds it at its next look anyway.
+                self.wake(server.uuid)
 
     def carry_out(self, server):
         """Do the server's task through the driver and end it."""

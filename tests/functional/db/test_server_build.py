@@ -9,6 +9,7 @@ than service_down_time. Servers take 1 GiB each.
 
 import datetime
 import threading
+import time
 
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -30,6 +31,7 @@ from nova_forcedown.servicegroup import api as servicegroup_api
 from tests.fixtures import configuration
 from tests.fixtures import databases
 from tests.fixtures import db_rows
+from tests.fixtures import processes
 from tests.unit import test_heartbeat
 
 GIB = 1024
@@ -235,6 +237,37 @@ class _ServerBuildMixin(_ServerBuildBase):
                                              deleted.task_state))
         self.assertTrue(deleted.deleted)
         self.assertEqual('up-1', self.create()[0].host)
+
+    def test_a_delete_told_while_the_build_runs_follows_the_build(self):
+        record, = self.create()
+        spawning, release = threading.Event(), threading.Event()
+
+        class SlowDriver(fake_driver.FakeDriver):
+            def spawn(self, instance):
+                spawning.set()
+                release.wait(30)
+                return super().spawn(instance)
+
+        # Told over RPC: no look but when woken (its clock never moves,
+        # so no reconciliation comes either).
+        runner = compute_tasks.TaskRunner(
+            self.context, SlowDriver(_FakeAgentConf), [record.host],
+            self.conf, test_heartbeat.FakeClock(), told=True,
+            servicegroup=self.servicegroup)
+        runner.start()
+        self.addCleanup(runner.stop)
+        runner.wake(record.uuid)
+        self.assertTrue(spawning.wait(30))
+        instance_delete.delete(self.user, self.record(record.uuid),
+                               host_up=True)
+        # The delete's cast, while the build runs: skipped then.
+        runner.wake(record.uuid)
+        time.sleep(0.5)
+        release.set()
+
+        self.assertTrue(processes.wait_until(
+            lambda: self.record(record.uuid).deleted, timeout=30),
+            self.record(record.uuid))
 
     def test_a_delete_waiting_on_a_host_gone_down_is_done_at_once(self):
         record, = self.create()
