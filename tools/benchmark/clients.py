@@ -34,6 +34,7 @@ class Client:
         self.port = port
         self.connection = http.client.HTTPConnection('127.0.0.1', port,
                                                      timeout=120)
+        self.sql_ms = None
 
     def request(self, method, path, version=None, body=None):
         """(status, statements or None, body bytes); reconnects once."""
@@ -51,6 +52,9 @@ class Client:
                 if attempt == 2:
                     raise
         statements = response.getheader(sql_statements.HEADER)
+        # Milliseconds the server's database driver took for them.
+        self.sql_ms = float(response.getheader(
+            sql_statements.SQL_TIME_HEADER, 'nan'))
         return (response.status,
                 int(statements) if statements is not None else None,
                 payload)

@@ -91,15 +91,16 @@ def http_path(write, line, runs):
     if not runs[0].get('http_path'):
         return
     write('the HTTP path: median ms in process / over HTTP, +what HTTP '
-          'adds  [floor, HTTP - floor]\n')
+          'adds, stack (HTTP - SQL)  [floor, HTTP - floor]\n')
     for name in runs[0]['http_path']:
         line(name, [_http_path_cell(run['http_path'][name])
                     for run in runs])
 
 
 def _http_path_cell(item):
-    cell = '%.2f/%.2f +%.2f' % (item['in_process_ms'], item['http_ms'],
-                                item['http_adds_ms'])
+    cell = '%.2f/%.2f +%.2f s%.2f' % (
+        item['in_process_ms'], item['http_ms'], item['http_adds_ms'],
+        item['stack_ms'])
     if 'floor_ms' in item:
         cell += ' [%.2f, +%.2f]' % (item['floor_ms'],
                                     item['http_over_floor_ms'])
