@@ -221,6 +221,35 @@ class InstanceStateUpdatePayload(_NovaPayload):
     }
 
 
+@ovo_base.VersionedObjectRegistry.register_if(False)
+class IpPayload(_NovaPayload):
+    """Nova's IpPayload: a fixed address of one of the instance's ports."""
+
+    VERSION = '1.0'
+
+    fields = {
+        'label': fields.StringField(),
+        'mac': fields.MACAddressField(),
+        'meta': fields.DictOfStringsField(),
+        'port_uuid': fields.UUIDField(nullable=True),
+        'version': fields.IntegerField(),
+        'address': fields.IPV4AndV6AddressField(),
+        'device_name': fields.StringField(nullable=True),
+    }
+
+    @classmethod
+    def of_ports(cls, ports):
+        """The payloads of ``ports`` (network_info), fixed addresses only.
+
+        The fake driver's ports have no uuid, metadata or device name:
+        null, empty and null, as Nova sends for a port without them.
+        """
+        return [cls(label=port['network'], mac=port['mac_address'], meta={},
+                    port_uuid=None, version=port['version'],
+                    address=port['address'], device_name=None)
+                for port in ports or () if port.get('type') == 'fixed']
+
+
 # What an instance payload copies from the instance: payload field ->
 # instance field.
 _INSTANCE_FIELDS = {
@@ -258,7 +287,7 @@ def _instance_fields():
         'terminated_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
         'progress': fields.IntegerField(nullable=True),
-        'ip_addresses': fields.ListOfDictOfNullableStringsField(),
+        'ip_addresses': fields.ListOfObjectsField('IpPayload'),
         'metadata': fields.DictOfStringsField(),
         'locked': fields.BooleanField(),
         'auto_disk_config': fields.StringField(),
@@ -272,7 +301,7 @@ def _fill_instance(payload, instance, context):
         setattr(payload, field, getattr(instance, column))
     payload.power_state = POWER_STATES.get(instance.power_state)
     payload.image_uuid = instance.image_ref or ''
-    payload.ip_addresses = []
+    payload.ip_addresses = IpPayload.of_ports(instance.network_info)
     payload.metadata = dict(instance.user_metadata or {})
     payload.locked = instance.locked_by is not None
     payload.auto_disk_config = 'MANUAL'

@@ -202,6 +202,23 @@ class TestInstanceCreatePayload(base.BaseTestCase):
             _instance(), None, tags=('db', 'web')).to_wire()
         self.assertEqual(['db', 'web'], wire['nova_object.data']['tags'])
 
+    def test_ip_addresses_are_the_fixed_addresses_of_its_ports(self):
+        ports = [{'network': 'private', 'version': 4, 'type': 'fixed',
+                  'address': '10.128.0.7', 'mac_address': 'fa:16:3e:00:00:07'},
+                 {'network': 'private', 'version': 4, 'type': 'floating',
+                  'address': '172.24.4.9', 'mac_address': 'fa:16:3e:00:00:07'}]
+        wire = payload.InstanceCreatePayload.from_instance(
+            _instance(network_info=ports), None).to_wire()
+
+        self.assertEqual([{
+            'nova_object.name': 'IpPayload', 'nova_object.namespace': 'nova',
+            'nova_object.version': '1.0',
+            'nova_object.data': {
+                'label': 'private', 'mac': 'fa:16:3e:00:00:07', 'meta': {},
+                'port_uuid': None, 'version': 4, 'address': '10.128.0.7',
+                'device_name': None}}],
+            wire['nova_object.data']['ip_addresses'])
+
     def test_error_carries_the_exception_at_error_priority(self):
         error = _raised(ValueError('the hypervisor is out of order'))
         note = payload.InstanceCreateNotification(
