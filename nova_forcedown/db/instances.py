@@ -24,7 +24,8 @@ _EXTRA_SPECS = models.FlavorExtraSpec.__table__
 
 # The flavor values an instance keeps a copy of, as Nova's instance does.
 FLAVOR_COPY_COLUMNS = ('flavorid', 'name', 'memory_mb', 'vcpus', 'root_gb',
-                       'ephemeral_gb', 'swap')
+                       'ephemeral_gb', 'swap', 'rxtx_factor', 'vcpu_weight',
+                       'disabled', 'is_public', 'description')
 
 InstanceRow = collections.namedtuple('InstanceRow',
                                      tuple(_INSTANCES.columns.keys()))

@@ -192,8 +192,19 @@ class FlavorPayload(_NovaPayload):
         'root_gb': fields.IntegerField(nullable=True),
         'ephemeral_gb': fields.IntegerField(nullable=True),
         'swap': fields.IntegerField(),
+        'rxtx_factor': fields.FloatField(nullable=True),
+        'vcpu_weight': fields.IntegerField(nullable=True),
+        'disabled': fields.BooleanField(),
+        'is_public': fields.BooleanField(),
         'extra_specs': fields.DictOfStringsField(nullable=True),
+        'projects': fields.ListOfStringsField(nullable=True),
+        'description': fields.StringField(nullable=True),
     }
+
+    # What a copy that lacks a field gives, as Nova's flavor of an instance
+    # would (its access list is never loaded there: null).
+    _DEFAULTS = {'swap': 0, 'rxtx_factor': 1.0, 'vcpu_weight': 0,
+                 'disabled': False, 'is_public': True}
 
     @classmethod
     def from_copy(cls, flavor):
@@ -201,9 +212,9 @@ class FlavorPayload(_NovaPayload):
         flavor = flavor or {}
         payload = cls()
         for field in cls.fields:
-            value = flavor.get(field)
-            setattr(payload, field, 0 if field == 'swap' and value is None
-                    else value)
+            value = None if field == 'projects' else flavor.get(field)
+            setattr(payload, field, cls._DEFAULTS.get(field)
+                    if value is None else value)
         return payload
 
 

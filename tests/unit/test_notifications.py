@@ -202,6 +202,33 @@ class TestInstanceCreatePayload(base.BaseTestCase):
             _instance(), None, tags=('db', 'web')).to_wire()
         self.assertEqual(['db', 'web'], wire['nova_object.data']['tags'])
 
+    def test_the_flavor_has_nova_s_fields(self):
+        wire = payload.InstanceCreatePayload.from_instance(
+            _instance(), None).to_wire()
+        flavor = wire['nova_object.data']['flavor']
+
+        self.assertEqual(('FlavorPayload', '1.4'),
+                         (flavor['nova_object.name'],
+                          flavor['nova_object.version']))
+        # Nova's instance-create-end.json sample, values of m1.tiny.
+        self.assertEqual({
+            'flavorid': '1', 'name': 'm1.tiny', 'memory_mb': 512,
+            'vcpus': 1, 'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
+            'rxtx_factor': 1.0, 'vcpu_weight': 0, 'disabled': False,
+            'is_public': True, 'extra_specs': {}, 'projects': None,
+            'description': None}, flavor['nova_object.data'])
+
+    def test_the_flavor_is_the_copy_the_server_keeps(self):
+        copy = dict(_instance().flavor, is_public=False, vcpu_weight=2,
+                    description='private')
+        wire = payload.InstanceCreatePayload.from_instance(
+            _instance(flavor=copy), None).to_wire()
+        flavor = wire['nova_object.data']['flavor']['nova_object.data']
+
+        self.assertEqual((False, 2, 'private'),
+                         (flavor['is_public'], flavor['vcpu_weight'],
+                          flavor['description']))
+
     def test_ip_addresses_are_the_fixed_addresses_of_its_ports(self):
         ports = [{'network': 'private', 'version': 4, 'type': 'fixed',
                   'address': '10.128.0.7', 'mac_address': 'fa:16:3e:00:00:07'},

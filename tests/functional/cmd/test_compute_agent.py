@@ -379,6 +379,8 @@ class TestFakeAgent(base.BaseTestCase):
         self.assertEqual(
             {'flavorid': '7', 'name': 'm1.tiny', 'memory_mb': 512,
              'vcpus': 1, 'root_gb': 1, 'ephemeral_gb': 0, 'swap': 0,
+             'rxtx_factor': None, 'vcpu_weight': None, 'disabled': False,
+             'is_public': True, 'description': None,
              'extra_specs': {'evacuable': 'true'}},
             json.loads(instances[0]['flavor']))
         node = database.query('SELECT * FROM compute_nodes')[0]
