@@ -121,6 +121,20 @@ class TestConcurrentWritersOnSqlite(_SqliteAppTestCase):
         self.assertEqual('wal', mode)
         self.assertEqual(db_engine.SQLITE_BUSY_TIMEOUT_MS, timeout)
 
+    def test_transactions_reuse_one_connection_with_its_settings(self):
+        # Opening the file each time cost half of a one-row read.
+        opened = set()
+        for _ in range(3):
+            with self.engine.connect() as connection:
+                opened.add(id(connection.connection.dbapi_connection))
+                timeout = connection.exec_driver_sql(
+                    'PRAGMA busy_timeout').scalar()
+                found = connection.exec_driver_sql(
+                    "SELECT 'compute-1' REGEXP '^compute-[0-9]$'").scalar()
+            self.assertEqual(db_engine.SQLITE_BUSY_TIMEOUT_MS, timeout)
+            self.assertEqual(1, found)
+        self.assertEqual(1, len(opened))
+
     def test_eight_writers_all_succeed(self):
         failures = []
         done = threading.Event()
