@@ -360,19 +360,22 @@ _retried = oslo_db_api.wrap_db_retry(
     inc_retry_interval=True, max_retry_interval=0.5)
 
 
-def _outermost(function, transaction, begin=None):
+def _outermost(function, transaction, begin=None, scope=None):
     """``function`` in ``transaction`` (an enginefacade decorator).
 
     Joined when a transaction is open; else opened (``begin(connection)``
-    first), retried on deadlock, and a lost database raised as
-    DatabaseUnavailable.
+    first, the function run inside ``scope(connection)``), retried on
+    deadlock, and a lost database raised as DatabaseUnavailable.
     """
     joined = transaction(function)
 
     def opened(context, *args, **kwargs):
         if begin is not None:
             begin(context.connection)
-        return function(context, *args, **kwargs)
+        if scope is None:
+            return function(context, *args, **kwargs)
+        with scope(context.connection):
+            return function(context, *args, **kwargs)
 
     retried = _retried(transaction(opened))
 
@@ -398,12 +401,50 @@ def _lost_as_unavailable():
         raise
 
 
+def _reads_without_transaction(connection):
+    """Whether a read on ``connection`` gains nothing from a transaction.
+
+    On PostgreSQL at READ COMMITTED (its default) every statement sees
+    the rows committed when it starts, inside a transaction or not, and a
+    read takes no lock that would outlive its statement. The transaction
+    adds only two round trips: psycopg2's ``BEGIN`` before the first
+    statement and the ``ROLLBACK`` at the end. MySQL's REPEATABLE READ
+    gives a transaction's statements one snapshot, so it keeps its.
+    """
+    dialect = connection.dialect
+    return (dialect.name == 'postgresql' and
+            dialect.driver == 'psycopg2' and
+            dialect.default_isolation_level == 'READ COMMITTED')
+
+
+@contextlib.contextmanager
+def _autocommit_read(connection):
+    """Run a read's statements in psycopg2's autocommit, where it gains.
+
+    SQLAlchemy's transaction stays open around them, and ends with a
+    rollback that psycopg2 skips (no transaction is in progress). The
+    connection goes back to the pool as it came, as SQLAlchemy's own
+    ping leaves it.
+    """
+    if not _reads_without_transaction(connection):
+        yield
+        return
+    dbapi_connection = connection.connection.dbapi_connection
+    dbapi_connection.autocommit = True
+    try:
+        yield
+    finally:
+        if not dbapi_connection.closed:
+            dbapi_connection.autocommit = False
+
+
 def reader(function):
     """Run ``function(context, ...)`` in a read transaction (or the open one).
 
     ``context.connection`` is its SQLAlchemy Core connection.
     """
-    return _outermost(function, context_manager.reader.connection)
+    return _outermost(function, context_manager.reader.connection,
+                      scope=_autocommit_read)
 
 
 @contextlib.contextmanager
@@ -421,7 +462,8 @@ def reading(context):
         return
     with _lost_as_unavailable():
         with context_manager.reader.connection.using(context):
-            yield
+            with _autocommit_read(context.connection):
+                yield
 
 
 def writer(function=None, *, writes_first=False):

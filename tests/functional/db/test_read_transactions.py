@@ -1,0 +1,96 @@
+"""Reads and writes on one pool of connections, on every backend.
+
+On PostgreSQL a read runs its statements without a transaction (at READ
+COMMITTED one would add only BEGIN and ROLLBACK round trips); a write on
+the connection it used after it is still one transaction, all or nothing.
+MariaDB and SQLite reads keep their transaction, and with it one
+snapshot for all their statements.
+"""
+
+import sqlalchemy as sa
+
+from nova_forcedown.db import engine as db_engine
+from nova_forcedown.db import models
+from tests.fixtures import databases
+from tests.fixtures import db_rows
+
+# More rounds than the test databases' pools keep connections, so that
+# every pooled connection serves a read and then a write.
+ROUNDS = 12
+
+_SERVICES = models.Service.__table__
+# True in a statement that began its own transaction, False in any later
+# statement of a transaction (PostgreSQL).
+FIRST_OF_ITS_TRANSACTION = sa.text(
+    'SELECT transaction_timestamp() = statement_timestamp()')
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@db_engine.writer
+def _create_then_fail(context, host):
+    db_rows.create_service(context, host=host)
+    raise _Interrupted()
+
+
+@db_engine.reader
+def _hosts(context):
+    return set(context.connection.execute(
+        sa.select(_SERVICES.c.host)).scalars())
+
+
+class ReadTransactionsMixin:
+
+    def test_a_failed_write_after_reads_leaves_nothing(self):
+        for number in range(ROUNDS):
+            with db_engine.reading(self.context):
+                self.context.connection.execute(sa.select(_SERVICES)).all()
+            self.assertRaises(_Interrupted, _create_then_fail, self.context,
+                              'half-%d' % number)
+        self.assertEqual(set(), _hosts(self.context))
+
+    def test_a_read_sees_a_write_committed_before_it(self):
+        db_rows.create_service(self.context, host='before')
+        self.assertEqual({'before'}, _hosts(self.context))
+
+
+databases.backend_test_cases(ReadTransactionsMixin, globals())
+
+
+@db_engine.writer
+def _second_statement_in_a_transaction(context):
+    context.connection.execute(sa.select(1))
+    return not context.connection.execute(FIRST_OF_ITS_TRANSACTION).scalar()
+
+
+class PostgresqlReadsTestCase(databases.PostgresqlMixin,
+                              databases.DbTestCase):
+
+    def test_a_read_runs_each_statement_on_its_own(self):
+        for _ in range(ROUNDS):
+            with db_engine.reading(self.context):
+                self.context.connection.execute(sa.select(1))
+                self.assertTrue(self.context.connection.execute(
+                    FIRST_OF_ITS_TRANSACTION).scalar())
+            self.assertTrue(
+                _second_statement_in_a_transaction(self.context))
+
+
+class MySQLReadsTestCase(databases.MySQLMixin, databases.DbTestCase):
+
+    def test_a_read_sees_one_snapshot(self):
+        with db_engine.reading(self.context):
+            before = self.context.connection.execute(
+                sa.select(sa.func.count()).select_from(_SERVICES)).scalar()
+            with self.engine.connect() as other:
+                other.execute(_SERVICES.insert().values(
+                    host='meanwhile', binary='nova-compute',
+                    topic='compute', report_count=0, disabled=False,
+                    forced_down=False, deleted=0))
+                other.commit()
+            during = self.context.connection.execute(
+                sa.select(sa.func.count()).select_from(_SERVICES)).scalar()
+        self.assertEqual(before, during)
+        self.assertEqual({'meanwhile'}, _hosts(self.context))
