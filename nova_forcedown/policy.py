@@ -7,6 +7,7 @@ import sys
 import time
 
 from oslo_config import cfg
+from oslo_policy import _checks
 from oslo_policy import policy
 
 from nova_forcedown import exception
@@ -15,6 +16,15 @@ from nova_forcedown import policies
 
 # How often, at most, the policy files are looked at for a change.
 RELOAD_CHECK_SECONDS = 1.0
+# Decisions remembered between two looks at the files; past this many, the
+# oldest are forgotten all at once.
+MAX_DECISIONS = 4096
+# The checks whose answer depends on the rules, the target and the
+# credentials alone: never a remote call (``http:``) or a plug-in's.
+# (oslo.policy exports only some of their classes.)
+_PURE_CHECKS = (_checks.TrueCheck, _checks.FalseCheck, _checks.RoleCheck,
+                _checks.GenericCheck, _checks.RuleCheck, _checks.AndCheck,
+                _checks.OrCheck, _checks.NotCheck)
 
 
 class _Enforcer(policy.Enforcer):
@@ -28,12 +38,71 @@ class _Enforcer(policy.Enforcer):
     """
 
     _next_look = 0.0
+    _decisions = None
+    _remembers = False
 
     def load_rules(self, force_reload=False):
         now = time.monotonic()
         if force_reload or not self.rules or now >= self._next_look:
             super().load_rules(force_reload)
             self._next_look = now + RELOAD_CHECK_SECONDS
+            self._forget()
+
+    def set_rules(self, rules, overwrite=True, use_conf=False):
+        super().set_rules(rules, overwrite=overwrite, use_conf=use_conf)
+        self._forget()
+
+    def _forget(self):
+        self._decisions = {}
+        self._remembers = all(_is_pure(rule) for rule in self.rules.values())
+
+    def decide(self, action, target, context):
+        """Whether ``action`` on ``target`` is allowed to ``context``.
+
+        False for a token of a scope the rule does not take. A decision is
+        remembered until the files are next looked at (or the rules set),
+        when every rule is pure: oslo.policy inspects each check's
+        signature as it evaluates it, most of a check's cost, and a server
+        show checks five rules.
+        """
+        self.load_rules()
+        decisions = self._decisions
+        key = _decision_key(action, target, context) if (
+            self._remembers) else None
+        if key is not None:
+            try:
+                return decisions[key]
+            except KeyError:
+                pass
+        allowed = self.authorize(action, target, context)
+        if key is not None:
+            if len(decisions) >= MAX_DECISIONS:
+                decisions.clear()
+            decisions[key] = allowed
+        return allowed
+
+
+def _is_pure(check):
+    """Whether ``check``, and every check in it, is one of _PURE_CHECKS."""
+    if not isinstance(check, _PURE_CHECKS):
+        return False
+    inner = getattr(check, 'rules', None) or [getattr(check, 'rule', None)]
+    return all(_is_pure(rule) for rule in inner
+               if isinstance(rule, _checks.BaseCheck))
+
+
+def _decision_key(action, target, context):
+    """A hashable key of what a decision depends on; None if there is none."""
+    try:
+        return (action, _frozen(target), _frozen(context.to_policy_values()))
+    except TypeError:
+        return None
+
+
+def _frozen(mapping):
+    return tuple(sorted(
+        (name, tuple(value) if isinstance(value, list) else value)
+        for name, value in mapping.items()))
 
 
 def make_enforcer(conf):
@@ -106,16 +175,12 @@ class Authorizer:
         self.enforcer = make_enforcer(conf)
 
     def authorize(self, context, action, target, fatal=True):
-        try:
-            return self.enforcer.authorize(
-                action, target, context, do_raise=fatal,
-                exc=exception.PolicyNotAuthorized, action=action)
-        except policy.InvalidScope:
-            # A token of the wrong scope (e.g. system) is refused like any
-            # other failed check, as Nova does: 403, not an error.
-            if fatal:
-                raise exception.PolicyNotAuthorized(action=action)
-            return False
+        # A token of the wrong scope (e.g. system) is refused like any
+        # other failed check, as Nova does: 403, not an error.
+        allowed = self.enforcer.decide(action, target, context)
+        if fatal and not allowed:
+            raise exception.PolicyNotAuthorized(action=action)
+        return allowed
 
 
 def get_enforcer():

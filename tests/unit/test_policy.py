@@ -186,6 +186,48 @@ class TestOverrides(PolicyTestCase):
             self._write('policy.json', json.dumps(self.OVERRIDES)))
 
 
+class _CountedCheck(policy.policy.Check):
+    """``counted:<anything>``: allows, and counts how often it is asked."""
+
+    asked = 0
+
+    def __call__(self, target, creds, enforcer):
+        type(self).asked += 1
+        return True
+
+
+class TestRememberedDecisions(PolicyTestCase):
+    """Decisions remembered between looks at the file are still right."""
+
+    def test_each_caller_and_target_gets_its_own_answer(self):
+        authorizer = self._authorizer()
+        admin = _context(authorizer, ['admin'])
+        reader = _context(authorizer, ['reader'])
+        other_reader = context.RequestContext(
+            user_id='someone', project_id='project2', roles=['reader'],
+            enforcer=authorizer)
+        own = {'project_id': 'project1'}
+        for _ in range(3):
+            self.assertTrue(admin.can(ADMIN_RULES[0]))
+            self.assertFalse(reader.can(ADMIN_RULES[0], fatal=False))
+            self.assertTrue(reader.can(PROJECT_READER_RULES[0], own))
+            self.assertFalse(other_reader.can(PROJECT_READER_RULES[0], own,
+                                              fatal=False))
+            self.assertRaises(exception.PolicyNotAuthorized, reader.can,
+                              ADMIN_RULES[0])
+
+    def test_a_check_of_a_plug_in_is_asked_every_time(self):
+        policy.policy.register('counted', _CountedCheck)
+        self.addCleanup(policy._checks.registered_checks.pop, 'counted')
+        authorizer = self._authorizer(self._write(
+            'policy.yaml', yaml.safe_dump(
+                {ADMIN_RULES[0]: 'role:admin or counted:x'})))
+        member = _context(authorizer, ['member'])
+        for _ in range(3):
+            self.assertTrue(member.can(ADMIN_RULES[0]))
+        self.assertEqual(3, _CountedCheck.asked)
+
+
 class TestGenerators(PolicyTestCase):
     """The oslopolicy tools find the rules through the entry points."""
 

@@ -121,8 +121,11 @@ class TestNoAuth2LogContext(_LogContextTestCase):
                 ('admin:' + ADMIN_PROJECT, 'admin', ADMIN_PROJECT),
                 ('alice:c0ffee', 'alice', 'c0ffee'),
                 ('admin:' + ADMIN_PROJECT, 'admin', ADMIN_PROJECT)):
-            resp = self.request('/v2.1/os-services',
+            # A 404 logs its one line whoever asks (policy decisions,
+            # remembered, may log nothing the second time).
+            resp = self.request('/v2.1/flavors/no-such-flavor',
                                 {'X-Auth-Token': token})
+            self.assertEqual(404, resp.status_code)
             self.assertNotEqual([], self.assertLinesNameOnly(
                 resp, user=user, project=project))
             self.assertIsNone(oslo_context.get_current())
