@@ -107,7 +107,7 @@ class NoAuth2:
         else:
             roles = _custom_roles(roles_header) or USER_ROLES
         _identity_headers(req, user, project or user, roles)
-        return req.get_response(self.application)
+        return self.application
 
 
 def _custom_roles(header):
@@ -152,7 +152,7 @@ class HTTPBasicAuth:
                 [('WWW-Authenticate', 'Basic realm="nova-forcedown"')])
         roles = ADMIN_ROLES if username in self.admin_users else USER_ROLES
         _identity_headers(req, username, None, roles)
-        return req.get_response(self.application)
+        return self.application
 
     def _authenticate(self, req):
         """The user name the request proves, else None, logged once."""
@@ -305,4 +305,4 @@ class ContextMiddleware:
         ctx.is_admin = self.authorizer.authorize(
             ctx, 'context_is_admin', {}, fatal=False)
         req.environ[api_request.ENV_CONTEXT] = ctx
-        return req.get_response(self.application)
+        return self.application

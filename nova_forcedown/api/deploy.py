@@ -269,7 +269,7 @@ class _DeclaredSizeLimit:
         if req.content_length is not None and req.content_length > self.limit:
             return fault.client_error(
                 413, fault.BODY_TOO_LARGE_MESSAGE % self.limit)
-        return req.get_response(self.application)
+        return self.application
 
 
 def noauth2_factory(global_conf, **local_conf):

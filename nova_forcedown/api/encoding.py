@@ -101,4 +101,4 @@ class RequireUTF8:
                    _header_problem(req.environ))
         if problem:
             return fault.client_error(400, problem)
-        return req.get_response(self.application)
+        return self.application

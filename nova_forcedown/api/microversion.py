@@ -130,8 +130,14 @@ def from_headers(headers):
     Parse it once per request: the result knows the API's range, so
     ``version.matches(V2_53)`` means "2.53 or later".
     """
+    # Only the two headers that can carry it: microversion-parse folds
+    # every header it is given.
+    version_headers = {name: headers[name]
+                       for name in (STANDARD_HEADER, LEGACY_HEADER)
+                       if name in headers}
     text = microversion_parse.get_version(
-        headers, service_type=SERVICE_TYPE, legacy_headers=[LEGACY_HEADER])
+        version_headers, service_type=SERVICE_TYPE,
+        legacy_headers=[LEGACY_HEADER])
     version = _parse(text)
     if not version.matches(MIN_VERSION, MAX_VERSION):
         raise UnsupportedVersion(version)
