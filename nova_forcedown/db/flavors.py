@@ -11,6 +11,7 @@ flavor does not exist for them.
 """
 
 import collections
+import functools
 
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
@@ -64,23 +65,45 @@ def _is_public_criteria(context, is_public):
     return [_FLAVORS.c.is_public.is_(sa.true() if is_public else sa.false())]
 
 
+# Built once: building a statement cost SQLAlchemy more than SQLite's
+# running it, on every flavor shown.
+_SPECS_OF_FLAVORS = (
+    sa.select(_SPECS.c.flavor_id, _SPECS.c.key, _SPECS.c.value)
+    .where(_SPECS.c.flavor_id.in_(sa.bindparam('ids', expanding=True)))
+    .order_by(_SPECS.c.key))
+
+
+@functools.lru_cache(maxsize=None)
+def _one_flavor_query(sees_every_flavor):
+    """The statement of one flavor by ``:flavorid``, built once per shape.
+
+    For a caller that does not see every flavor, only a public one or one
+    shared with project ``:project_id``.
+    """
+    query = sa.select(_FLAVORS).where(
+        _FLAVORS.c.flavorid == sa.bindparam('flavorid'))
+    if sees_every_flavor:
+        return query
+    return query.where(sa.or_(
+        _FLAVORS.c.is_public.is_(sa.true()),
+        _shared_with(sa.bindparam('project_id'))))
+
+
 def _with_specs(connection, rows):
     """FlavorRows of ``rows``, with their extra specs in one statement."""
     rows = list(rows)
     specs = collections.defaultdict(dict)
     if rows:
         for flavor_id, key, value in connection.execute(
-                sa.select(_SPECS.c.flavor_id, _SPECS.c.key, _SPECS.c.value)
-                .where(_SPECS.c.flavor_id.in_([row.id for row in rows]))
-                .order_by(_SPECS.c.key)):
+                _SPECS_OF_FLAVORS, {'ids': [row.id for row in rows]}):
             specs[flavor_id][key] = value
     return [FlavorRow(*row, extra_specs=specs[row.id]) for row in rows]
 
 
 def _read_one(connection, context, flavorid):
     row = connection.execute(
-        sa.select(_FLAVORS).where(_FLAVORS.c.flavorid == flavorid,
-                                  *_visible(context))).first()
+        _one_flavor_query(bool(context.is_admin)),
+        {'flavorid': flavorid, 'project_id': context.project_id}).first()
     if row is None:
         raise exception.FlavorNotFound(flavor_id=flavorid)
     return _with_specs(connection, [row])[0]

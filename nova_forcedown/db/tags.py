@@ -31,6 +31,13 @@ def delete(context, uuids):
         _TAGS.c.resource_id.in_(uuids)))
 
 
+# Built once: every server shown at 2.26 or later reads its tags.
+_TAGS_OF = (sa.select(_TAGS.c.resource_id, _TAGS.c.tag)
+            .where(_TAGS.c.resource_id.in_(
+                sa.bindparam('uuids', expanding=True)))
+            .order_by(_TAGS.c.resource_id, _TAGS.c.tag))
+
+
 @engine.reader
 def tags_of(context, uuids):
     """{uuid: [tag, ...] in order} of the servers ``uuids``, one query.
@@ -42,10 +49,7 @@ def tags_of(context, uuids):
     if not uuids:
         return {}
     found = {}
-    for uuid, tag in context.connection.execute(
-            sa.select(_TAGS.c.resource_id, _TAGS.c.tag)
-            .where(_TAGS.c.resource_id.in_(uuids))
-            .order_by(_TAGS.c.resource_id, _TAGS.c.tag)):
+    for uuid, tag in context.connection.execute(_TAGS_OF, {'uuids': uuids}):
         found.setdefault(uuid, []).append(tag)
     return found
 
