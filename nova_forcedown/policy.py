@@ -100,9 +100,10 @@ def _decision_key(action, target, context):
 
 
 def _frozen(mapping):
-    return tuple(sorted(
-        (name, tuple(value) if isinstance(value, list) else value)
-        for name, value in mapping.items()))
+    # In the mapping's own order, unsorted: the same caller's credentials
+    # come in the same order, and another order only misses the memo.
+    return tuple((name, tuple(value) if isinstance(value, list) else value)
+                 for name, value in mapping.items())
 
 
 def make_enforcer(conf):
