@@ -39,6 +39,11 @@ def _zones_by_host(memberships):
     return zones
 
 
+def zones_of_one_host(host, zones):
+    """{host: its zone text} of ``host`` in aggregates of ``zones``."""
+    return {host: _zone_text(zones)}
+
+
 def zone_of(memberships):
     """The zone text of a host in ``memberships`` (zone_memberships rows)."""
     return _zone_text({membership.zone for membership in memberships})

@@ -442,6 +442,17 @@ class ServiceList(base.ObjectListBase, base.NovaForcedownObject):
             return list(records)
 
     @staticmethod
+    def get_records_of_host(context, host, binary=None, include_api=True):
+        """(:meth:`get_records` of ``host``, the zones ``host`` is in).
+
+        One statement; the zones are names, as aggregates give them.
+        """
+        with db_engine.reading(context):
+            return db_services.host_service_rows(
+                context, host, binary=binary,
+                exclude_binaries=() if include_api else API_BINARIES)
+
+    @staticmethod
     @contextlib.contextmanager
     def reading_records(context, host=None, binary=None, include_api=True,
                         hosts=None):

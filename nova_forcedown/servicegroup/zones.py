@@ -49,6 +49,11 @@ class ServiceZones:
         return cls(conf, host_zones.zones_by_host(
             context, hosts))
 
+    @classmethod
+    def of_host(cls, conf, host, zones):
+        """Of ``host``'s services; ``zones``: the zones of its aggregates."""
+        return cls(conf, host_zones.zones_of_one_host(host, zones))
+
     def zone(self, service):
         if service.topic == COMPUTE_TOPIC:
             return self._host_zones.of(service.host)

@@ -19,6 +19,7 @@ from nova_forcedown.objects import instance as instance_obj
 from tests.fixtures import configuration
 from tests.fixtures import databases
 from tests.fixtures import db_rows
+from tests.fixtures import sql_statements
 
 
 class ZonesMixin:
@@ -112,6 +113,45 @@ class ZonesMixin:
         self.assertEqual({'compute1': 'az1', 'compute2': 'nova',
                           'compute3': 'nova', 'controller': 'internal'},
                          zones)
+
+    def _services(self, app, query=''):
+        request = webob.Request.blank(
+            '/v2.1/os-services' + query, headers={
+                'X-Auth-Token': 'admin:admin',
+                'OpenStack-API-Version': 'compute 2.53'})
+        with sql_statements.recorded_statements(
+                db_engine.get_engine()) as statements:
+            response = request.get_response(app)
+        self.assertEqual(200, response.status_int, response.body)
+        return jsonutils.loads(response.body)['services'], statements
+
+    def test_one_hosts_listing_is_one_statement_and_the_same_rows(self):
+        self._zone_aggregate('rack1', 'az1', 'compute1', 'compute2')
+        self._zone_aggregate('rack1b', 'az1', 'compute1')
+        other = self._zone_aggregate('rack2', 'az2')
+        with db_engine.context_manager.writer.using(self.context) as session:
+            session.execute(sa.insert(models.AggregateHost.__table__).values(
+                host='compute2', aggregate_id=other.id))
+        db_rows.create_service(self.context, host='compute2',
+                               binary='nova-scheduler')
+        conf = self.useFixture(configuration.ConfFixture(
+            api__auth_strategy='noauth2')).conf
+        app = deploy.load_app(conf)
+        everything, _ = self._services(app)
+        for host, zones in (('compute1', ['az1']),
+                            ('compute2', ['az1,az2', 'internal']),
+                            ('compute3', ['nova']),
+                            ('controller', ['internal']),
+                            ('nowhere', [])):
+            listed, statements = self._services(app, '?host=' + host)
+            self.assertEqual([service for service in everything
+                              if service['host'] == host], listed, host)
+            self.assertEqual(zones, [service['zone'] for service in listed])
+            self.assertEqual(1, len(statements), host)
+        listed, _ = self._services(
+            app, '?host=compute2&binary=nova-scheduler')
+        self.assertEqual(['internal'], [service['zone']
+                                        for service in listed])
 
 
 class ConcurrentZonesMixin:
