@@ -328,16 +328,7 @@ def _views(req, servers, detail):
             host_status = 'unknown-only'
     hosts = (sorted({server.host for server in servers if server.host})
              if detail else [])
-    # None: every host's.
-    looked_up = hosts if len(hosts) <= MAX_HOSTS_LOOKED_UP else None
-    services = {}
-    if host_status and hosts:
-        services = {service.host: service for service in
-                    service_obj.ServiceList.get_records(
-                        context, binary=service_obj.COMPUTE_BINARY,
-                        hosts=looked_up)}
-    zones = host_zones.HostZones.load(
-        context, req.app.conf, looked_up) if hosts else None
+    services, zones = _hosts_of(req, hosts, with_services=bool(host_status))
     options = views.ServerOptions(
         extended=detail and context.can(policies.EXTENDED_ATTRIBUTES,
                                         target, fatal=False),
@@ -352,6 +343,34 @@ def _views(req, servers, detail):
               if detail and req.version.matches(microversion.V2_26)
               else None))
     return views.Servers(req.version, options)
+
+
+def _hosts_of(req, hosts, with_services):
+    """({host: its compute service record} or {}, HostZones or None).
+
+    The services only ``with_services``. One host (a server shown, or a
+    listing of one host's) is one statement, services and zones together.
+    """
+    context = req.context
+    conf = req.app.conf
+    if not hosts:
+        return {}, None
+    if with_services and len(hosts) == 1:
+        records, zones = service_obj.ServiceList.get_records_of_host(
+            context, hosts[0], binary=service_obj.COMPUTE_BINARY)
+        return ({record.host: record for record in records},
+                host_zones.HostZones(
+                    host_zones.zones_of_one_host(hosts[0], zones),
+                    conf.default_availability_zone))
+    # None: every host's.
+    looked_up = hosts if len(hosts) <= MAX_HOSTS_LOOKED_UP else None
+    services = {}
+    if with_services:
+        services = {service.host: service for service in
+                    service_obj.ServiceList.get_records(
+                        context, binary=service_obj.COMPUTE_BINARY,
+                        hosts=looked_up)}
+    return services, host_zones.HostZones.load(context, conf, looked_up)
 
 
 def _faults(context, servers):

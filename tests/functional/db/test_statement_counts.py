@@ -66,18 +66,21 @@ ZONE_LISTINGS = ('/os-availability-zone', '/os-availability-zone/detail')
 
 # (path, microversion, statements): server listings of all projects. A
 # detail listing reads the servers, their hosts' compute services (for
-# host_status, from 2.16), zones and the page's tags (from 2.26); a marker
-# is one more read, and so are none of the tag filters.
+# host_status, from 2.16), zones and the page's tags (from 2.26); the
+# services and zones of one host are one read. A marker is one more read,
+# and so are none of the tag filters.
 SERVER_LISTINGS = [
     ('/servers?all_tenants=1', '2.1', 1),
     ('/servers/detail?all_tenants=1', '2.1', 2),
     ('/servers/detail?all_tenants=1', '2.100', 4),
-    ('/servers/detail?all_tenants=1&host=host-00003', '2.53', 4),
+    ('/servers/detail?all_tenants=1&host=host-00003', '2.53', 3),
     ('/servers/detail?all_tenants=1&status=ACTIVE&limit=5', '2.100', 4),
     ('/servers/detail?all_tenants=1&limit=5&marker=%(server)s', '2.100', 5),
     ('/servers/detail?all_tenants=1&tags=even&tags-any=even,odd&'
      'not-tags=odd,red&not-tags-any=blue&name=^server-', '2.100', 4),
     ('/servers?all_tenants=1&tags-any=even', '2.26', 1),
+    # One server shown: it, its host's service and zones, its tags.
+    ('/servers/%(server)s', '2.100', 3),
 ]
 
 
