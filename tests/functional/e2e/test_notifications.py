@@ -465,6 +465,10 @@ class TestInstanceNotifications(NotificationTestCase):
                 'SELECT uuid FROM instances')) == 2), agent.log())
         uuids = sorted(row['uuid'] for row in self.database.query(
             'SELECT uuid FROM instances'))
+        # The host fails, as a fenced one has: an agent still running
+        # would sync its servers' power back to running (at its first
+        # sync, which on a loaded machine came after the marking).
+        agent.stop()
         status, answer, _ = self.request('PUT', '/os-services/force-down', {
             'host': 'fenced-1', 'binary': 'nova-compute',
             'forced_down': True})
