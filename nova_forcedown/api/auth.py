@@ -19,10 +19,10 @@ from oslo_context import context as oslo_context
 from oslo_log import log as logging
 from oslo_middleware import basic_auth
 from oslo_middleware import request_id
-import webob.dec
 import webob.exc
 
 from nova_forcedown.api import fault
+from nova_forcedown.api import filters
 from nova_forcedown.api import request as api_request
 from nova_forcedown import context as nf_context
 
@@ -82,7 +82,7 @@ def _loggable(name):
     return shown + '...' if len(name) > _LOGGED_NAME_CHARS else shown
 
 
-class NoAuth2:
+class NoAuth2(filters.RequestFilter):
     """Token ``user:project``; user ``admin`` is the administrator.
 
     Other users get roles ``member`` and ``reader``, or the roles an
@@ -90,11 +90,7 @@ class NoAuth2:
     custom roles (``fencer``); that header never grants ``admin``.
     """
 
-    def __init__(self, application):
-        self.application = application
-
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def process_request(self, req):
         token = req.headers.get('X-Auth-Token', '').strip()
         roles_header = req.headers.get('X-Roles', '')
         _strip_identity_headers(req)
@@ -107,7 +103,7 @@ class NoAuth2:
         else:
             roles = _custom_roles(roles_header) or USER_ROLES
         _identity_headers(req, user, project or user, roles)
-        return self.application
+        return None
 
 
 def _custom_roles(header):
@@ -121,7 +117,7 @@ def _custom_roles(header):
             if name and name.isprintable() and name.lower() != 'admin']
 
 
-class HTTPBasicAuth:
+class HTTPBasicAuth(filters.RequestFilter):
     """htpasswd users with bcrypt hashes; ``admin_users`` get role admin.
 
     The file is read at every request, as oslo.middleware does, so that
@@ -134,15 +130,14 @@ class HTTPBasicAuth:
 
     def __init__(self, application, user_file, admin_users):
         basic_auth.validate_auth_file(user_file)
-        self.application = application
+        super().__init__(application)
         self.user_file = user_file
         self.admin_users = set(admin_users)
         self._dummy_hashes = {}
         # Made now, so that the first unknown user does not pay for it.
         self._dummy_hash(_read_hashes(user_file).values())
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def process_request(self, req):
         _strip_identity_headers(req)
         username = self._authenticate(req)
         if username is None:
@@ -152,7 +147,7 @@ class HTTPBasicAuth:
                 [('WWW-Authenticate', 'Basic realm="nova-forcedown"')])
         roles = ADMIN_ROLES if username in self.admin_users else USER_ROLES
         _identity_headers(req, username, None, roles)
-        return self.application
+        return None
 
     def _authenticate(self, req):
         """The user name the request proves, else None, logged once."""
@@ -287,15 +282,14 @@ class RequestContextScope:
             nf_context.make_current(previous)
 
 
-class ContextMiddleware:
+class ContextMiddleware(filters.RequestFilter):
     """Build the RequestContext from identity headers; 401 without one."""
 
     def __init__(self, application, authorizer):
-        self.application = application
+        super().__init__(application)
         self.authorizer = authorizer
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def process_request(self, req):
         if req.environ.get('HTTP_X_IDENTITY_STATUS') != 'Confirmed':
             return fault.client_error(401, AUTH_REQUIRED)
         ctx = nf_context.RequestContext.from_environ(
@@ -305,4 +299,4 @@ class ContextMiddleware:
         ctx.is_admin = self.authorizer.authorize(
             ctx, 'context_is_admin', {}, fatal=False)
         req.environ[api_request.ENV_CONTEXT] = ctx
-        return self.application
+        return None

@@ -20,13 +20,13 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 from paste import deploy as paste_deploy
-import webob.dec
 
 from nova_forcedown.api import auth
 from nova_forcedown.api.controllers import versions
 from nova_forcedown.api import encoding
 from nova_forcedown.api import extensions
 from nova_forcedown.api import fault
+from nova_forcedown.api import filters
 from nova_forcedown.api import healthcheck as api_healthcheck
 from nova_forcedown.api import request as api_request
 from nova_forcedown.api import router
@@ -218,6 +218,11 @@ class _HTTPProxyToWSGI(http_proxy_to_wsgi.HTTPProxyToWSGI):
             req.environ.pop('HTTP_HOST', None)
         return super().process_request(req)
 
+    # It only rewrites the environ: oslo.middleware's own __call__ would
+    # make and copy a response, and inspect process_response's signature,
+    # at every request.
+    __call__ = filters.RequestFilter.__call__
+
 
 def http_proxy_to_wsgi_factory(global_conf, **local_conf):
     """X-Forwarded-Proto/-Host/-For/-Prefix and Forwarded, when trusted.
@@ -253,7 +258,7 @@ def sizelimit_factory(global_conf, **local_conf):
     return _filter
 
 
-class _DeclaredSizeLimit:
+class _DeclaredSizeLimit(filters.RequestFilter):
     """A Content-Length over the limit refused with the limit in the fault.
 
     oslo.middleware's own refusal of it leaves the limit out of its
@@ -261,15 +266,14 @@ class _DeclaredSizeLimit:
     """
 
     def __init__(self, application, limit):
-        self.application = application
+        super().__init__(application)
         self.limit = limit
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def process_request(self, req):
         if req.content_length is not None and req.content_length > self.limit:
             return fault.client_error(
                 413, fault.BODY_TOO_LARGE_MESSAGE % self.limit)
-        return self.application
+        return None
 
 
 def noauth2_factory(global_conf, **local_conf):

@@ -22,9 +22,8 @@ every backend stores and every response escapes; they are looked up like
 any other text.
 """
 
-import webob.dec
-
 from nova_forcedown.api import fault
+from nova_forcedown.api import filters
 
 QUERY_NOT_UTF8 = 'Query string is not UTF-8 encoded'
 QUERY_NUL = 'Query string contains a NUL character'
@@ -89,16 +88,12 @@ def _header_problem(environ):
     return None
 
 
-class RequireUTF8:
+class RequireUTF8(filters.RequestFilter):
     """400 for a path, query string or header that is not UTF-8 text."""
 
-    def __init__(self, application):
-        self.application = application
-
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def process_request(self, req):
         problem = (_path_problem(req) or _query_problem(req) or
                    _header_problem(req.environ))
         if problem:
             return fault.client_error(400, problem)
-        return self.application
+        return None
