@@ -1,10 +1,10 @@
 """Middleware that reads a request and answers it or hands it on.
 
 Most of the pipeline's middleware (authentication, the context, the UTF-8
-and size checks) never changes a response. As ``webob.dec.wsgify``
-methods each made a Response of its own at every request and merged it
-into the answer; a :class:`RequestFilter` makes none, and the request is
-handed to the next application with the same environ.
+and size checks) never changes a response. Written as ``webob.dec.wsgify``
+methods, each made a Response of its own at every request and merged it
+into the answer; a :class:`RequestFilter` makes none, and hands the
+request on to the next application with the same environ.
 """
 
 import webob

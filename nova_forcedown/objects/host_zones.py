@@ -84,5 +84,11 @@ class HostZones:
         return cls(zones_by_host(context, hosts),
                    conf.default_availability_zone)
 
+    @classmethod
+    def of_host(cls, conf, host, zones):
+        """The zone of ``host`` alone, in aggregates of ``zones``."""
+        return cls(zones_of_one_host(host, zones),
+                   conf.default_availability_zone)
+
     def of(self, host):
         return self._zones_by_host.get(host) or self.default_zone

@@ -359,9 +359,7 @@ def _hosts_of(req, hosts, with_services):
         records, zones = service_obj.ServiceList.get_records_of_host(
             context, hosts[0], binary=service_obj.COMPUTE_BINARY)
         return ({record.host: record for record in records},
-                host_zones.HostZones(
-                    host_zones.zones_of_one_host(hosts[0], zones),
-                    conf.default_availability_zone))
+                host_zones.HostZones.of_host(conf, hosts[0], zones))
     # None: every host's.
     looked_up = hosts if len(hosts) <= MAX_HOSTS_LOOKED_UP else None
     services = {}
