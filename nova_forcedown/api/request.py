@@ -142,7 +142,10 @@ def json_response(body, status=200):
 # Items rendered and encoded at a time by listing_response.
 LISTING_CHUNK = 500
 # Bytes of a listing kept in memory; past them its text goes to a file.
-LISTING_SPOOL_BYTES = 1024 * 1024
+# As much as waitress keeps of a response in memory (the worker's
+# outbuf_overflow): the worker sends a listing from this file, and a client
+# that reads slowly holds no more memory than with any other response.
+LISTING_SPOOL_BYTES = 64 * 1024
 # Bytes read from that file at a time while it is sent.
 _SPOOL_BLOCK = 64 * 1024
 
@@ -179,11 +182,11 @@ def _write_listing(body, key, records, render, extra):
     """Write the document, rendering LISTING_CHUNK records at a time.
 
     The text stays in memory up to LISTING_SPOOL_BYTES, then goes to an
-    anonymous temporary file: the WSGI server copies a large body to a
-    file of its own anyway (waitress past its outbuf_overflow) before
-    sending it, so holding all of it in memory as well would make a worker
-    as large as its largest listing (65 MB of text for 100,000 hypervisor
-    details at 2.1) for nothing.
+    anonymous temporary file, which the API's worker hands to waitress to
+    send as it is (wsgi/worker.py): holding all of it in memory would make
+    a worker as large as its largest listing (65 MB of text for 100,000
+    hypervisor details at 2.1), and a slow client would hold that memory
+    until it had read it all.
     """
     body.write(b'{' + json_text.dumps(key) + b': [')
     records = iter(records)

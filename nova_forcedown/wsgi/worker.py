@@ -27,6 +27,7 @@ import ctypes.util
 import os
 import socket
 import time
+import wsgiref.util
 
 from gunicorn.workers import base
 from oslo_context import context
@@ -284,7 +285,8 @@ class BufferingWorker(base.Worker):
             server_class = (_UnixServer if sock.family == socket.AF_UNIX
                             else _TcpServer)
             listener = server_class(
-                _access_logged(self.wsgi, self.log.access_log), socket_map,
+                _access_logged(_files_sent_as_they_are(self.wsgi),
+                               self.log.access_log), socket_map,
                 _sock=sock, dispatcher=dispatcher, adj=adj,
                 bind_socket=False, sockinfo=(sock.family, sock.type,
                                              sock.proto, sock.getsockname()))
@@ -346,6 +348,24 @@ def _busy(socket_map, dispatcher):
     return any(isinstance(item, channel.HTTPChannel) and
                (item.requests or item.total_outbufs_len)
                for item in socket_map.values())
+
+
+def _files_sent_as_they_are(app):
+    """``app``, a body it answers as a file handed to waitress unread.
+
+    A listing's text is written to a file before it is sent
+    (api/request.listing_response). waitress copies any other body into
+    its own buffer, a second temporary file past ``outbuf_overflow``, and
+    sends from there; ``wsgi.file_wrapper`` has it send from the file
+    itself, and close it once sent.
+    """
+
+    def sending_files(environ, start_response):
+        body = app(environ, start_response)
+        if type(body) is wsgiref.util.FileWrapper:
+            return environ['wsgi.file_wrapper'](body.filelike, body.blksize)
+        return body
+    return sending_files
 
 
 def _access_logged(app, logger):

@@ -11,6 +11,7 @@ import re
 import socket
 
 import fixtures
+import psutil
 import testtools
 
 from tests.fixtures import processes
@@ -109,6 +110,68 @@ class TestSlowClients(_ServerTestCase):
         # client_socket_timeout; the 30 s socket timeout would raise.
         self.assertEqual(b'', _read_to_close(sock))
         self.assertNoTraceback()
+
+    def test_a_large_listing_reaches_slow_readers_whole(self):
+        # Over 64 KiB a listing is sent from a temporary file: clients
+        # that have not read theirs hold neither thread nor more than
+        # that file, and once each has read it the files are closed.
+        listing = self.large_aggregates_listing()
+        # gunicorn's heartbeat file, and any other of the server's own.
+        files_before = self.temporary_files_open()
+        readers = []
+        for _ in range(6):
+            sock = self.connect()
+            sock.sendall(b'GET /v2.1/os-aggregates HTTP/1.1\r\nHost: test'
+                         b'\r\nX-Auth-Token: admin:0123abcd\r\n'
+                         b'Connection: close\r\n\r\n')
+            readers.append(sock)
+        status, body = self.list_services()
+        self.assertEqual(200, status, body)
+        for sock in readers:
+            head, _, body = _read_to_close(sock).partition(b'\r\n\r\n')
+            self.assertIn(b' 200 OK', head)
+            self.assertEqual(listing, json.loads(body))
+        processes.wait_until(
+            lambda: self.temporary_files_open() == files_before)
+        self.assertNoTraceback()
+
+    def large_aggregates_listing(self):
+        """An aggregate listing of about 200 KB, as a fast client reads it."""
+        status, body = processes.http_request(
+            'POST', 'http://127.0.0.1:%d/v2.1/os-aggregates' % self.port,
+            {'aggregate': {'name': 'large'}}, ADMIN)
+        self.assertEqual(200, status, body)
+        action = 'http://127.0.0.1:%d/v2.1/os-aggregates/%d/action' % (
+            self.port, json.loads(body)['aggregate']['id'])
+        for batch in range(3):
+            metadata = {'key-%d-%d' % (batch, number): 'v' * 255
+                        for number in range(250)}
+            status, body = processes.http_request(
+                'POST', action, {'set_metadata': {'metadata': metadata}},
+                ADMIN)
+            self.assertEqual(200, status, body)
+        status, body = self.list_aggregates()
+        self.assertEqual(200, status, body)
+        self.assertGreater(len(body), 3 * 64 * 1024)
+        return json.loads(body)
+
+    def temporary_files_open(self):
+        """The deleted (temporary) files the server's processes hold."""
+        master = psutil.Process(self.server.process.pid)
+        return sorted(
+            path for process in [master] + master.children(True)
+            for path in _open_paths(process) if '(deleted)' in path)
+
+
+def _open_paths(process):
+    fds = '/proc/%d/fd' % process.pid
+    paths = []
+    for fd in os.listdir(fds):
+        try:
+            paths.append(os.readlink(os.path.join(fds, fd)))
+        except FileNotFoundError:
+            pass
+    return paths
 
 
 class TestBrokenTransfers(_ServerTestCase):
