@@ -136,8 +136,8 @@ def _zone_memberships_query(by_hosts, by_zone):
     The values are bound at each run (``hosts``, ``zone``): an evacuation
     in a named zone runs it, and building it costs more than running it.
     """
-    query = zones.memberships().order_by(_HOSTS.c.aggregate_id,
-                                         _HOSTS.c.host)
+    query = zones.memberships(hosts_named=by_hosts).order_by(
+        _HOSTS.c.aggregate_id, _HOSTS.c.host)
     if by_hosts:
         query = query.where(zones.HOST.in_(
             sa.bindparam('hosts', expanding=True)))

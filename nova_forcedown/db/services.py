@@ -151,7 +151,8 @@ def _host_services_query(by_binary, exclude_binaries):
     A row per service and zone aggregate of the host (zone NULL when it
     is in none), in the services' order; built once per filters.
     """
-    zoned = zones.memberships(zones.HOST == sa.bindparam('host')).subquery()
+    zoned = zones.memberships(zones.HOST == sa.bindparam('host'),
+                              hosts_named=True).subquery()
     query = (sa.select(_SERVICES, zoned.c.value)
              .select_from(_SERVICES.outerjoin(
                  zoned, zoned.c.host == _SERVICES.c.host))
