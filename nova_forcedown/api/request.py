@@ -170,6 +170,11 @@ def listing_response(key, records, render, extra=None):
     size = body.tell()
     body.seek(0)
     resp = webob.Response(content_type='application/json', charset='utf-8')
+    if size <= LISTING_SPOOL_BYTES:
+        # Still in memory: sent as any other body.
+        with body:
+            resp.body = body.read()
+        return resp
     # The WSGI server closes it once sent, or when the client goes away.
     resp.app_iter = wsgiref.util.FileWrapper(body, _SPOOL_BLOCK)
     # After the app_iter, which makes webob forget any length: without
