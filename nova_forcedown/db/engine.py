@@ -360,14 +360,17 @@ _retried = oslo_db_api.wrap_db_retry(
     inc_retry_interval=True, max_retry_interval=0.5)
 
 
-def _outermost(function, transaction, begin=None, scope=None):
+def _outermost(function, transaction, begin=None, scope=None,
+               joined=None):
     """``function`` in ``transaction`` (an enginefacade decorator).
 
-    Joined when a transaction is open; else opened (``begin(connection)``
+    Joined when a transaction is open (through ``joined`` when given,
+    else through ``transaction``); else opened (``begin(connection)``
     first, the function run inside ``scope(connection)``), retried on
     deadlock, and a lost database raised as DatabaseUnavailable.
     """
-    joined = transaction(function)
+    if joined is None:
+        joined = transaction(function)
 
     def opened(context, *args, **kwargs):
         if begin is not None:
@@ -441,10 +444,13 @@ def _autocommit_read(connection):
 def reader(function):
     """Run ``function(context, ...)`` in a read transaction (or the open one).
 
-    ``context.connection`` is its SQLAlchemy Core connection.
+    ``context.connection`` is its SQLAlchemy Core connection. In an open
+    transaction, reader or writer, that is already the transaction's, and
+    the function is called as it is: enginefacade would only hand it the
+    same connection, at a few tens of microseconds per read of a request.
     """
     return _outermost(function, context_manager.reader.connection,
-                      scope=_autocommit_read)
+                      scope=_autocommit_read, joined=function)
 
 
 @contextlib.contextmanager
