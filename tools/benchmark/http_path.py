@@ -7,7 +7,10 @@ so that both see the same machine load. The difference of the medians is
 what the server adds: gunicorn's worker, waitress, the socket, the client.
 
 One-row reads also get their floor, as the listings do: the row read with
-one plain query and encoded with json.dumps, here in this process.
+one plain query and encoded with json.dumps, here in this process. HTTP
+has its floor too: the same client against a server that answers at once
+with canned bytes (canned_http), the client and the loopback socket
+alone; what HTTP adds beyond it is the API server's own.
 
 Each request's *stack* is its time over HTTP less the time the server's
 database driver spent running its statements (``X-Nova-Forcedown-SQL-Ms``):
@@ -16,6 +19,8 @@ own round trips (check-out, commit or rollback) and the view cost it.
 """
 
 import statistics
+import subprocess
+import sys
 import time
 
 import sqlalchemy as sa
@@ -31,6 +36,7 @@ from tools.benchmark import force_down
 from tools.benchmark import latencies
 from tools.benchmark import listings
 from tools.benchmark import seeding
+from tools.benchmark import server
 from tools.benchmark import statements
 
 FLAVOR_ID = '1'
@@ -121,7 +127,27 @@ def _with_version(request, version):
     return method, path, version, body
 
 
-def _figures(inside, outside, stacks, failures, floor=None):
+def client_alone(iterations):
+    """Median seconds of a one-row read's request answered at once."""
+    canned = subprocess.Popen(
+        [sys.executable, '-m', 'tools.benchmark.canned_http'],
+        cwd=server.CHECKOUT, stdout=subprocess.PIPE)
+    try:
+        client = clients.Client(int(canned.stdout.readline()))
+        try:
+            times = [_timed(lambda: client.request(
+                'GET', '/os-services?host=x', '2.53')[0])[0]
+                for _ in range(iterations)]
+        finally:
+            client.close()
+    finally:
+        canned.kill()
+        canned.wait()
+        canned.stdout.close()
+    return statistics.median(times)
+
+
+def _figures(inside, outside, stacks, failures, client_floor, floor=None):
     figures = {
         'in_process_ms': latencies.ms(statistics.median(inside)),
         'http_ms': latencies.ms(statistics.median(outside)),
@@ -130,6 +156,8 @@ def _figures(inside, outside, stacks, failures, floor=None):
     }
     figures['http_adds_ms'] = round(
         figures['http_ms'] - figures['in_process_ms'], 2)
+    figures['server_adds_ms'] = round(
+        figures['http_adds_ms'] - latencies.ms(client_floor), 2)
     if floor:
         figures['floor_ms'] = latencies.ms(statistics.median(floor))
         figures['http_over_floor_ms'] = round(
@@ -140,8 +168,9 @@ def _figures(inside, outside, stacks, failures, floor=None):
 def measure(api, engine, uuids, hosts, iterations):
     """Each request's in-process and HTTP medians, and their difference."""
     app = _in_process_app(api.config)
+    client_floor = client_alone(iterations)
     client = clients.Client(api.port)
-    results = {}
+    results = {'client alone': {'http_ms': latencies.ms(client_floor)}}
     try:
         for name, path, version, floor_query in _reads(
                 engine, seeding.host_name(5)):
@@ -152,11 +181,11 @@ def measure(api, engine, uuids, hosts, iterations):
                                             budget=60)
                      if floor_query is not None else None)
             results[name] = _figures(*_both_ways(app, client, pairs),
-                                     floor=floor)
+                                     client_floor, floor=floor)
         for version in ('2.11', '2.53'):
             results['force-down %s' % version] = _figures(*_both_ways(
                 app, client, _force_downs(uuids, hosts, version,
-                                          iterations)))
+                                          iterations)), client_floor)
     finally:
         client.close()
     return results

@@ -91,16 +91,19 @@ def http_path(write, line, runs):
     if not runs[0].get('http_path'):
         return
     write('the HTTP path: median ms in process / over HTTP, +what HTTP '
-          'adds, stack (HTTP - SQL)  [floor, HTTP - floor]\n')
+          'adds (of it, the server), stack (HTTP - SQL)  [floor, HTTP - '
+          'floor]; "client alone": the client against canned answers\n')
     for name in runs[0]['http_path']:
         line(name, [_http_path_cell(run['http_path'][name])
                     for run in runs])
 
 
 def _http_path_cell(item):
-    cell = '%.2f/%.2f +%.2f s%.2f' % (
+    if 'in_process_ms' not in item:
+        return '-/%.2f' % item['http_ms']
+    cell = '%.2f/%.2f +%.2f (%.2f) s%.2f' % (
         item['in_process_ms'], item['http_ms'], item['http_adds_ms'],
-        item['stack_ms'])
+        item['server_adds_ms'], item['stack_ms'])
     if 'floor_ms' in item:
         cell += ' [%.2f, +%.2f]' % (item['floor_ms'],
                                     item['http_over_floor_ms'])
