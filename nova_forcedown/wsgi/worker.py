@@ -51,6 +51,10 @@ LOG = logging.getLogger(__name__)
 # once (see handle_exit).
 LOOP_TIMEOUT = 1.0
 
+# Seconds a worker waits for its application threads to start before it
+# reads requests.
+THREADS_START_SECONDS = 5.0
+
 # The server stops reading a body at this many times the application's
 # [wsgi] max_request_body_size, past which the application refuses it with
 # a 413 of its own.
@@ -237,6 +241,7 @@ class BufferingWorker(base.Worker):
         _limit_malloc_arenas()
         dispatcher = task.ThreadedTaskDispatcher()
         dispatcher.set_thread_count(self.cfg.threads)
+        _wait_for_idle_threads(dispatcher)
         socket_map = self._listen(dispatcher)
         # Written to by handle_exit: the loop sees the stop at once, not
         # up to LOOP_TIMEOUT later.
@@ -305,6 +310,19 @@ class BufferingWorker(base.Worker):
                            count=1)
         dispatcher.shutdown(timeout=max(0.0, deadline - time.monotonic()))
         wasyncore.close_all(socket_map)
+
+
+def _wait_for_idle_threads(dispatcher, timeout=THREADS_START_SECONDS):
+    """Wait until each application thread has started and waits for work.
+
+    The listening sockets already queue connections (the arbiter bound
+    them): a request read before then would find no idle thread, and
+    waitress would warn "Task queue depth is 1" about a worker that is
+    only starting.
+    """
+    deadline = time.monotonic() + timeout
+    while dispatcher.active_count and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 # glibc's mallopt() parameter for the number of malloc arenas.
