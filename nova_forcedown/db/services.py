@@ -102,6 +102,15 @@ ServiceRow = collections.namedtuple(
     'ServiceRow', tuple(models.Service.__table__.columns.keys()))
 
 
+def _of_binaries(query, by_binary, exclude_binaries):
+    """``query`` kept to ``:binary`` and without ``exclude_binaries``."""
+    if by_binary:
+        query = query.where(_SERVICES.c.binary == sa.bindparam('binary'))
+    if exclude_binaries:
+        query = query.where(_SERVICES.c.binary.not_in(exclude_binaries))
+    return query
+
+
 @functools.lru_cache(maxsize=None)
 def _services_query(by_host, by_hosts, by_binary, exclude_binaries):
     """The listing's statement for this set of filters, built once.
@@ -115,10 +124,7 @@ def _services_query(by_host, by_hosts, by_binary, exclude_binaries):
     if by_hosts:
         query = query.where(_SERVICES.c.host.in_(
             sa.bindparam('hosts', expanding=True)))
-    if by_binary:
-        query = query.where(_SERVICES.c.binary == sa.bindparam('binary'))
-    if exclude_binaries:
-        query = query.where(_SERVICES.c.binary.not_in(exclude_binaries))
+    query = _of_binaries(query, by_binary, exclude_binaries)
     return query.order_by(_SERVICES.c.id)
 
 
@@ -158,10 +164,7 @@ def _host_services_query(by_binary, exclude_binaries):
                  zoned, zoned.c.host == _SERVICES.c.host))
              .where(_SERVICES.c.deleted == 0,
                     _SERVICES.c.host == sa.bindparam('host')))
-    if by_binary:
-        query = query.where(_SERVICES.c.binary == sa.bindparam('binary'))
-    if exclude_binaries:
-        query = query.where(_SERVICES.c.binary.not_in(exclude_binaries))
+    query = _of_binaries(query, by_binary, exclude_binaries)
     return query.order_by(_SERVICES.c.id, zoned.c.aggregate_id)
 
 

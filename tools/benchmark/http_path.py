@@ -4,7 +4,7 @@ The same paste application the API server runs (with the same statement
 counting) is called in this process through webob, without a server or a
 socket, on the same database; each iteration sends a request both ways,
 so that both see the same machine load. The difference of the medians is
-what the server adds: gunicorn's worker, waitress, the socket, the client.
+what HTTP adds: gunicorn's worker, waitress, the socket, the client.
 
 One-row reads also get their floor, as the listings do: the row read with
 one plain query and encoded with json.dumps, here in this process. HTTP
