@@ -1,16 +1,24 @@
 """Reads and writes on one pool of connections, on every backend.
 
 On PostgreSQL a read runs its statements without a transaction (at READ
-COMMITTED one would add only BEGIN and ROLLBACK round trips); a write on
-the connection it used after it is still one transaction, all or nothing.
-MariaDB and SQLite reads keep their transaction, and with it one
-snapshot for all their statements.
+COMMITTED one would add only BEGIN and ROLLBACK round trips), and on a
+SQLite file without its BEGIN; a write on the connection a read used
+before it is still one transaction, all or nothing. MariaDB reads keep
+their transaction, and with it one snapshot for all their statements.
 """
 
+import os
+import shutil
+import sqlite3
+import tempfile
+
+from oslotest import base
 import sqlalchemy as sa
 
+from nova_forcedown import context
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
+from nova_forcedown.db import schema
 from tests.fixtures import databases
 from tests.fixtures import db_rows
 
@@ -94,3 +102,42 @@ class MySQLReadsTestCase(databases.MySQLMixin, databases.DbTestCase):
                 sa.select(sa.func.count()).select_from(_SERVICES)).scalar()
         self.assertEqual(before, during)
         self.assertEqual({'meanwhile'}, _hosts(self.context))
+
+
+class FileSqliteReadsTestCase(ReadTransactionsMixin, base.BaseTestCase):
+    """A SQLite file, with the engine the service itself creates.
+
+    (The other SQLite cases run on oslo.db's database in memory, made
+    without the service's engine hooks.)
+    """
+
+    def setUp(self):
+        super().setUp()
+        directory = tempfile.mkdtemp(prefix='nf-read-transactions-')
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        self.path = os.path.join(directory, 'nf.sqlite')
+        manager = db_engine.context_manager.make_new_manager()
+        manager.configure(connection='sqlite:///' + self.path)
+        self.addCleanup(db_engine.context_manager.patch_factory(manager))
+        self.engine = db_engine.get_engine()
+        self.addCleanup(self.engine.dispose)
+        schema.db_sync(self.engine)
+        self.context = context.get_admin_context()
+
+    def _count(self):
+        return self.context.connection.execute(
+            sa.select(sa.func.count()).select_from(_SERVICES)).scalar()
+
+    def test_a_read_runs_each_statement_on_its_own(self):
+        other = sqlite3.connect(self.path)
+        self.addCleanup(other.close)
+        for number in range(ROUNDS):
+            with db_engine.reading(self.context):
+                before = self._count()
+                other.execute(
+                    "INSERT INTO services (host, \"binary\", topic, "
+                    "report_count, disabled, forced_down, deleted, version) "
+                    "VALUES (?, 'nova-compute', 'compute', 0, 0, 0, 0, 1)",
+                    ('meanwhile-%d' % number,))
+                other.commit()
+                self.assertEqual(before + 1, self._count())
