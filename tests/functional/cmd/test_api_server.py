@@ -8,11 +8,27 @@ import subprocess
 import sys
 
 import fixtures
+import psutil
 import testtools
 
 from tests.fixtures import processes
 
 ADMIN = {'X-Auth-Token': 'admin:0123abcd'}
+
+
+def _kill(processes_):
+    for process in processes_:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def _running(process):
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 class TestAPIServer(testtools.TestCase):
@@ -89,6 +105,17 @@ class TestAPIServer(testtools.TestCase):
         server.process.send_signal(signal.SIGTERM)
         self.assertEqual(0, server.process.wait(15))
         self.assertNotIn('Traceback', server.output())
+
+    def test_workers_stop_when_the_arbiter_is_killed(self):
+        server = self._start_dev()
+        workers = psutil.Process(server.process.pid).children()
+        self.assertNotEqual([], workers)
+        self.addCleanup(_kill, workers)
+        server.process.kill()
+        server.process.wait(15)
+        # A worker looks for its parent about once a second.
+        self.assertTrue(processes.wait_until(
+            lambda: not any(_running(worker) for worker in workers)))
 
     def test_noauth2_refused_on_a_public_address(self):
         result = processes.run(self._api('--dev', '--host', '0.0.0.0',
