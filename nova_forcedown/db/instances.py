@@ -19,6 +19,7 @@ from nova_forcedown.db import tags as db_tags
 from nova_forcedown import exception
 
 _INSTANCES = models.Instance.__table__
+_TAGS = models.Tag.__table__
 _FLAVORS = models.Flavor.__table__
 _EXTRA_SPECS = models.FlavorExtraSpec.__table__
 
@@ -230,6 +231,40 @@ def instance_get_by_uuid(context, uuid, project_id=None, deleted_too=False):
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     return InstanceRow._make(row)
+
+
+@functools.lru_cache(maxsize=None)
+def _server_with_tags_query(of_project):
+    """The live server ``:uuid`` and its tags: a row per tag, or one row.
+
+    A uuid is unique (even among deleted servers), so no row repeats
+    another but for its tag.
+    """
+    criteria = [_INSTANCES.c.uuid == sa.bindparam('uuid'),
+                _INSTANCES.c.deleted == 0]
+    if of_project:
+        criteria.append(_INSTANCES.c.project_id == sa.bindparam('project_id'))
+    return (sa.select(_INSTANCES, _TAGS.c.tag.label('tag_of_server'))
+            .select_from(_INSTANCES.outerjoin(
+                _TAGS, _TAGS.c.resource_id == _INSTANCES.c.uuid))
+            .where(*criteria).order_by(_TAGS.c.tag))
+
+
+@engine.reader
+def instance_get_with_tags(context, uuid, project_id=None):
+    """(the live server ``uuid``, its tags in order), in one statement.
+
+    As :func:`instance_get_by_uuid`, for a server shown with its tags:
+    one statement fewer, a round trip fewer on a database server.
+    """
+    rows = context.connection.execute(
+        _server_with_tags_query(project_id is not None),
+        {'uuid': uuid, 'project_id': project_id}).all()
+    if not rows:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    width = len(InstanceRow._fields)
+    return (InstanceRow._make(rows[0][:width]),
+            [row[width] for row in rows if row[width] is not None])
 
 
 @engine.reader

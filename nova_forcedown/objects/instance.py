@@ -96,6 +96,13 @@ def get_record(context, uuid, project_id=None, deleted_too=False):
         context, uuid, project_id=project_id, deleted_too=deleted_too))
 
 
+def get_record_with_tags(context, uuid, project_id=None):
+    """(the live server ``uuid`` as :func:`get_record` gives it, its tags)."""
+    row, tags = db_instances.instance_get_with_tags(
+        context, uuid, project_id=project_id)
+    return decoded(row), tags
+
+
 def exists(context, uuid):
     """Whether a server ``uuid`` was ever recorded (deleted ones too)."""
     try:

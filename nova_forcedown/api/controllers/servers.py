@@ -91,8 +91,13 @@ def show_server(req):
     validation.query(req, schemas.SHOW_QUERY_V2102
                      if req.version.matches(microversion.V2_102)
                      else schemas.SHOW_QUERY)
-    server = authorized(req, policies.SHOW)
-    view = _views(req, [server], detail=True)
+    if req.version.matches(microversion.V2_26):
+        server, tags = _authorized_with_tags(req, policies.SHOW)
+        view = _views(req, [server], detail=True,
+                      tags={server.uuid: tags} if tags else {})
+    else:
+        server = authorized(req, policies.SHOW)
+        view = _views(req, [server], detail=True)
     return api_request.json_response({'server': view.show(server)})
 
 
@@ -113,6 +118,14 @@ def authorized(req, rule):
         req.context, req.urlvars['id'], project_id=req.visible_project)
     req.context.can(rule, {'project_id': server.project_id})
     return server
+
+
+def _authorized_with_tags(req, rule):
+    """(the server, its tags) read together, as :func:`authorized` allows."""
+    server, tags = instance_obj.get_record_with_tags(
+        req.context, req.urlvars['id'], project_id=req.visible_project)
+    req.context.can(rule, {'project_id': server.project_id})
+    return server, tags
 
 
 # ---------------------------------------------------------------- listing
@@ -316,7 +329,8 @@ def _page_size(req, limit_text):
 
 # ------------------------------------------------------------------ views
 
-def _views(req, servers, detail):
+def _views(req, servers, detail, tags=None):
+    """The view options of ``servers``; ``tags``: theirs, when read already."""
     context = req.context
     target = {'project_id': context.project_id}
     host_status = None
@@ -339,7 +353,8 @@ def _views(req, servers, detail):
         is_up=req.is_up, zones=zones,
         faults=_faults(context, servers) if detail else None,
         fault_details=context.is_admin,
-        tags=(instance_obj.tags_of(context, servers)
+        tags=(tags if tags is not None else
+              instance_obj.tags_of(context, servers)
               if detail and req.version.matches(microversion.V2_26)
               else None))
     return views.Servers(req.version, options)
