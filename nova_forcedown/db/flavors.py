@@ -75,13 +75,19 @@ _SPECS_OF_FLAVORS = (
 
 @functools.lru_cache(maxsize=None)
 def _one_flavor_query(sees_every_flavor):
-    """The statement of one flavor by ``:flavorid``, built once per shape.
+    """One flavor by ``:flavorid`` with its extra specs, built once per shape.
 
+    A row per extra spec, in the order of their keys, or one row with no
+    spec: a flavorid is unique, so the rows differ only in their spec.
     For a caller that does not see every flavor, only a public one or one
     shared with project ``:project_id``.
     """
-    query = sa.select(_FLAVORS).where(
-        _FLAVORS.c.flavorid == sa.bindparam('flavorid'))
+    query = (sa.select(_FLAVORS, _SPECS.c.key.label('spec_key'),
+                       _SPECS.c.value.label('spec_value'))
+             .select_from(_FLAVORS.outerjoin(
+                 _SPECS, _SPECS.c.flavor_id == _FLAVORS.c.id))
+             .where(_FLAVORS.c.flavorid == sa.bindparam('flavorid'))
+             .order_by(_SPECS.c.key))
     if sees_every_flavor:
         return query
     return query.where(sa.or_(
@@ -101,12 +107,15 @@ def _with_specs(connection, rows):
 
 
 def _read_one(connection, context, flavorid):
-    row = connection.execute(
+    """The FlavorRow of ``flavorid`` and its extra specs, in one statement."""
+    rows = connection.execute(
         _one_flavor_query(bool(context.is_admin)),
-        {'flavorid': flavorid, 'project_id': context.project_id}).first()
-    if row is None:
+        {'flavorid': flavorid, 'project_id': context.project_id}).all()
+    if not rows:
         raise exception.FlavorNotFound(flavor_id=flavorid)
-    return _with_specs(connection, [row])[0]
+    width = len(_FLAVORS.columns)
+    return FlavorRow(*rows[0][:width], extra_specs={
+        row[width]: row[width + 1] for row in rows if row[width] is not None})
 
 
 @engine.reader
