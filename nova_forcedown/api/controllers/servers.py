@@ -330,7 +330,7 @@ def _page_size(req, limit_text):
 # ------------------------------------------------------------------ views
 
 def _views(req, servers, detail, tags=None):
-    """The view options of ``servers``; ``tags``: theirs, when read already."""
+    """The view of ``servers``; ``tags``: {uuid: tags}, when read already."""
     context = req.context
     target = {'project_id': context.project_id}
     host_status = None
