@@ -164,6 +164,10 @@ class TestAgentDatabaseTrouble(base.BaseTestCase):
 
     def test_waits_at_start_for_the_database_then_registers(self):
         lock = self._locked_database()
+        # A try every second, for ever: by default every 10 s, 10 times,
+        # and the test would wait 10 s for the try after the lock.
+        with open(self.database.config_file, 'a') as config:
+            config.write('max_retries = -1\nretry_interval = 1\n')
         agent = self.useFixture(commands.AgentProcess(
             self.database, '--host', 'compute-a'))
         self.assertTrue(agent.wait_for_log('Cannot start, the database is '
