@@ -345,7 +345,8 @@ class TestComingBack(MonitorTestCase):
             timeout=60)
         self.cloud.manage('service', 'enable', 'rack-a-2')
         processes.wait_until(
-            lambda: self.cloud.states().get('rack-a-2') == 'up', timeout=30)
+            lambda: self.cloud.api_states().get('rack-a-2') == 'up',
+            timeout=30)
         self.assertIn('unfence', self.cloud.history('rack-a-2'))
         self.assertRecovered('rack-a-2')
 
@@ -358,7 +359,8 @@ class TestRestore(MonitorTestCase):
     def test_the_monitor_brings_it_back_by_itself(self):
         monitor = self.recover('rack-a-3')
         processes.wait_until(
-            lambda: self.cloud.states().get('rack-a-3') == 'up', timeout=60)
+            lambda: self.cloud.api_states().get('rack-a-3') == 'up',
+            timeout=60)
         self.assertEqual([], self.cloud.forced_down())
         self.assertEqual('enabled',
                          self.cloud.services()['rack-a-3']['Status'])
@@ -469,7 +471,7 @@ class TestHungBmc(MonitorTestCase):
         rack.agent.stop(signal.SIGKILL)
         # rack-b-1 is down on the API, its judgement under way.
         self.assertTrue(processes.wait_until(
-            lambda: self.cloud.states().get('rack-b-1') == 'down',
+            lambda: self.cloud.api_states().get('rack-b-1') == 'down',
             timeout=30))
         started = time.monotonic()
         self.cloud.cut_power('rack-a-2')
