@@ -174,8 +174,13 @@ class TestConcurrentWritesAndHeartbeats(testtools.TestCase):
         for thread in clients:
             thread.join(DURATION + 120)
         elapsed = time.monotonic() - started
-        # Let every host heartbeat twice more over the final flags.
-        time.sleep(2 * REPORT_INTERVAL + 1)
+        # Let every host heartbeat twice more over the final flags (the
+        # first may have read them before the last write).
+        after_writes = self.report_counts()
+        processes.wait_until(lambda: all(
+            count >= after_writes[host] + 2
+            for host, count in self.report_counts().items()),
+            timeout=60, interval=0.5)
         stop_watch.set()
         watcher.join(10)
 
