@@ -7,9 +7,12 @@ off), warns of DSA keys under cryptography 51 and later.
 Each command runs here as a real process, as a user runs it (console
 script, ``python -m``, the WSGI module, the benchmark), with Python's
 default warning filters, and what it printed must carry no such warning.
-tox runs these tests twice: with the other functional tests, and in the
-``install`` environment, where the package's own requirements alone pick
-the libraries' versions, as in a user's fresh virtual environment.
+tox runs these tests in the ``install`` environment, where the package's
+own requirements alone pick the libraries' versions, as in a user's fresh
+virtual environment; the ``functional`` environment, whose test tools
+hold some libraries back, leaves them out. Run them there by name:
+``stestr --test-path=./tests/functional run --no-discover
+tests.functional.cmd.test_command_warnings``.
 """
 
 from importlib import metadata
