@@ -177,10 +177,10 @@ class TestConcurrentWritesAndHeartbeats(testtools.TestCase):
         # Let every host heartbeat twice more over the final flags (the
         # first may have read them before the last write).
         after_writes = self.report_counts()
-        processes.wait_until(lambda: all(
+        self.assertTrue(processes.wait_until(lambda: all(
             count >= after_writes[host] + 2
             for host, count in self.report_counts().items()),
-            timeout=60, interval=0.5)
+            timeout=60, interval=0.5))
         stop_watch.set()
         watcher.join(10)
 

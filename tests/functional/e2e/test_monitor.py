@@ -340,13 +340,13 @@ class TestComingBack(MonitorTestCase):
         self.assertIn('Host rack-a-2 is switched on', result.stdout)
         # Its agent boots it empty, cleans up and heartbeats: the
         # force-up guard then lets it up.
-        processes.wait_until(lambda: self.cloud.manage(
+        self.assertTrue(processes.wait_until(lambda: self.cloud.manage(
             'service', 'force-down', 'rack-a-2', '--unset').returncode == 0,
-            timeout=60)
+            timeout=60))
         self.cloud.manage('service', 'enable', 'rack-a-2')
-        processes.wait_until(
+        self.assertTrue(processes.wait_until(
             lambda: self.cloud.api_states().get('rack-a-2') == 'up',
-            timeout=30)
+            timeout=30))
         self.assertIn('unfence', self.cloud.history('rack-a-2'))
         self.assertRecovered('rack-a-2')
 
@@ -358,9 +358,9 @@ class TestRestore(MonitorTestCase):
 
     def test_the_monitor_brings_it_back_by_itself(self):
         monitor = self.recover('rack-a-3')
-        processes.wait_until(
+        self.assertTrue(processes.wait_until(
             lambda: self.cloud.api_states().get('rack-a-3') == 'up',
-            timeout=60)
+            timeout=60))
         self.assertEqual([], self.cloud.forced_down())
         self.assertEqual('enabled',
                          self.cloud.services()['rack-a-3']['Status'])
