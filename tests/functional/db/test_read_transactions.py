@@ -7,10 +7,7 @@ before it is still one transaction, all or nothing. MariaDB reads keep
 their transaction, and with it one snapshot for all their statements.
 """
 
-import os
-import shutil
 import sqlite3
-import tempfile
 
 from oslotest import base
 import sqlalchemy as sa
@@ -18,7 +15,6 @@ import sqlalchemy as sa
 from nova_forcedown import context
 from nova_forcedown.db import engine as db_engine
 from nova_forcedown.db import models
-from nova_forcedown.db import schema
 from tests.fixtures import databases
 from tests.fixtures import db_rows
 
@@ -113,15 +109,9 @@ class FileSqliteReadsTestCase(ReadTransactionsMixin, base.BaseTestCase):
 
     def setUp(self):
         super().setUp()
-        directory = tempfile.mkdtemp(prefix='nf-read-transactions-')
-        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        self.path = os.path.join(directory, 'nf.sqlite')
-        manager = db_engine.context_manager.make_new_manager()
-        manager.configure(connection='sqlite:///' + self.path)
-        self.addCleanup(db_engine.context_manager.patch_factory(manager))
-        self.engine = db_engine.get_engine()
-        self.addCleanup(self.engine.dispose)
-        schema.db_sync(self.engine)
+        database = self.useFixture(
+            databases.ServiceSqliteFile('nf-read-transactions-'))
+        self.path, self.engine = database.path, database.engine
         self.context = context.get_admin_context()
 
     def _count(self):

@@ -10,10 +10,7 @@ commit give up after the lock timeout, delays no writer.
 """
 
 import logging
-import os
-import shutil
 import sqlite3
-import tempfile
 import threading
 import time
 
@@ -25,9 +22,9 @@ import webob
 from nova_forcedown.api import deploy
 from nova_forcedown import context
 from nova_forcedown.db import engine as db_engine
-from nova_forcedown.db import schema
 from nova_forcedown.servicegroup.drivers import db as db_driver
 from tests.fixtures import configuration
+from tests.fixtures import databases
 from tests.fixtures import db_rows
 
 ADMIN_TOKEN = 'admin:6f70656e737461636b'
@@ -50,18 +47,9 @@ class _SqliteAppTestCase(base.BaseTestCase):
         # Heartbeats of forced-down services warn, many times over here.
         self.useFixture(fixtures.FakeLogger(name='nova_forcedown',
                                             level=logging.ERROR))
-        directory = tempfile.mkdtemp(prefix='nf-sqlite-concurrency-')
-        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-        self.path = os.path.join(directory, 'nf.sqlite')
-        url = 'sqlite:///' + self.path + self.URL_QUERY
-        # A manager made like the project's own, so it creates its engine
-        # with the project's engine hooks.
-        manager = db_engine.context_manager.make_new_manager()
-        manager.configure(connection=url)
-        self.addCleanup(db_engine.context_manager.patch_factory(manager))
-        self.engine = db_engine.get_engine()
-        self.addCleanup(self.engine.dispose)
-        schema.db_sync(self.engine)
+        database = self.useFixture(databases.ServiceSqliteFile(
+            'nf-sqlite-concurrency-', url_query=self.URL_QUERY))
+        self.path, self.engine = database.path, database.engine
         self.conf = self.useFixture(configuration.ConfFixture(
             api__auth_strategy='noauth2')).conf
         self.app = deploy.load_app(self.conf)
