@@ -397,6 +397,11 @@ class TestInstanceNotifications(NotificationTestCase):
                           'new_task_state': None}, update)
 
     def test_create_and_delete_from_the_host(self):
+        # A build cast before the agent's listener is bound to its queue
+        # is lost to RPC; the agent finds it in the database at its next
+        # look, every 30 s by default, as long as this test's waits.
+        with open(self.database.config_file, 'a') as config:
+            config.write('\n[DEFAULT]\ntask_reconcile_interval = 2\n')
         self.start_api()
         agent = self.useFixture(commands.AgentProcess(
             self.database, '--driver', 'fake', '--hosts', '1',
