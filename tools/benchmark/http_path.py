@@ -7,10 +7,11 @@ so that both see the same machine load. The difference of the medians is
 what HTTP adds: gunicorn's worker, waitress, the socket, the client.
 
 One-row reads also get their floor, as the listings do: the row read with
-one plain query and encoded with json.dumps, here in this process. HTTP
-has its floor too: the same client against a server that answers at once
-with canned bytes (canned_http), the client and the loopback socket
-alone; what HTTP adds beyond it is the API server's own.
+one plain query and encoded with json.dumps, here in this process, timed
+after each pair of requests. HTTP has its floor too: the same client
+against a server that answers at once with canned bytes (canned_http),
+the client and the loopback socket alone; what HTTP adds beyond it is the
+API server's own.
 
 Each request's *stack* is its time over HTTP less the time the server's
 database driver spent running its statements (``X-Nova-Forcedown-SQL-Ms``):
@@ -18,6 +19,7 @@ what the server, the WSGI pipeline, the policy checks, the transaction's
 own round trips (check-out, commit or rollback) and the view cost it.
 """
 
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -86,13 +88,14 @@ def _timed(send):
     return time.perf_counter() - start, status
 
 
-def _both_ways(app, client, pairs):
-    """(in-process times, HTTP times, HTTP stacks, failures), in turn.
+def _both_ways(app, client, pairs, floor=None):
+    """(in-process times, HTTP times, HTTP stacks, failures, floor times).
 
     ``pairs``: (request sent in process, request sent over HTTP), each
-    (method, path, microversion, body).
+    (method, path, microversion, body); after each pair, ``floor`` (when
+    given) runs once, so that all three see the same moments.
     """
-    inside, outside, stacks, failures = [], [], [], []
+    inside, outside, stacks, failures, floors = [], [], [], [], []
     for mine, theirs in pairs:
         for times, send in (
                 (inside, lambda: _in_process(app, *mine)),
@@ -102,7 +105,9 @@ def _both_ways(app, client, pairs):
             if status not in (200, 300):
                 failures.append(status)
         stacks.append(outside[-1] - client.sql_ms / 1000)
-    return inside, outside, stacks, failures
+        if floor is not None:
+            floors.append(_timed(floor)[0])
+    return inside, outside, stacks, failures, floors
 
 
 def _force_downs(uuids, hosts, version, iterations):
@@ -147,7 +152,7 @@ def client_alone(iterations):
     return statistics.median(times)
 
 
-def _figures(inside, outside, stacks, failures, client_floor, floor=None):
+def _figures(inside, outside, stacks, failures, floor, client_floor):
     figures = {
         'in_process_ms': latencies.ms(statistics.median(inside)),
         'http_ms': latencies.ms(statistics.median(outside)),
@@ -177,11 +182,9 @@ def measure(api, engine, uuids, hosts, iterations):
             request = ('GET', path, version, None)
             pairs = [(request, request)] * iterations
             _both_ways(app, client, pairs[:5])
-            floor = (listings.measure_floor(engine, floor_query, iterations,
-                                            budget=60)
-                     if floor_query is not None else None)
-            results[name] = _figures(*_both_ways(app, client, pairs),
-                                     client_floor, floor=floor)
+            with _floor(engine, floor_query) as floor:
+                results[name] = _figures(
+                    *_both_ways(app, client, pairs, floor), client_floor)
         for version in ('2.11', '2.53'):
             results['force-down %s' % version] = _figures(*_both_ways(
                 app, client, _force_downs(uuids, hosts, version,
@@ -189,3 +192,13 @@ def measure(api, engine, uuids, hosts, iterations):
     finally:
         client.close()
     return results
+
+
+@contextlib.contextmanager
+def _floor(engine, query):
+    """listings.floor_of ``query``, or None when there is none."""
+    if query is None:
+        yield None
+        return
+    with listings.floor_of(engine, query) as floor:
+        yield floor

@@ -16,6 +16,26 @@ def timed(function, iterations, budget):
     return times
 
 
+def alternately(functions, iterations, budget):
+    """[times of the first of ``functions``, of the second...], in turn.
+
+    Up to ``iterations`` rounds or ``budget`` seconds. A ratio of two of
+    them compares what each cost in the same moments: this machine's speed
+    moves by up to half within minutes, more than most changes measured.
+    """
+    times = [[] for _ in functions]
+    deadline = time.monotonic() + budget
+    rounds = 0
+    while rounds < iterations and (rounds < 3 or
+                                   time.monotonic() < deadline):
+        for function, its_times in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            its_times.append(time.perf_counter() - start)
+        rounds += 1
+    return times
+
+
 def percentile(values, fraction):
     ordered = sorted(values)
     if not ordered:

@@ -5,6 +5,7 @@ rows read with one plain SQL query on a DB-API cursor, turned into dicts
 and encoded with json.dumps, in this process, without HTTP.
 """
 
+import contextlib
 import functools
 import json
 import statistics
@@ -165,8 +166,12 @@ def floor_queries(host):
     }
 
 
-def measure_floor(engine, query, iterations, budget):
-    """One plain query on a DB-API cursor, rows to dicts, json.dumps."""
+@contextlib.contextmanager
+def floor_of(engine, query):
+    """A function that runs ``query``'s floor once.
+
+    One plain query on a DB-API cursor, rows to dicts, json.dumps.
+    """
     sql = str(query.compile(dialect=engine.dialect,
                             compile_kwargs={'literal_binds': True}))
     raw = engine.raw_connection()
@@ -180,15 +185,18 @@ def measure_floor(engine, query, iterations, budget):
             raw.rollback()
             return json.dumps({'items': rows}, default=str)
         run()
-        return latencies.timed(run, iterations, budget)
+        yield run
     finally:
         raw.close()
 
 
 def measure(port, engine, host, iterations, budget, listings=None):
-    """Each listing (of LISTINGS): rows, SQL statements, times, floor."""
+    """Each listing (of LISTINGS): rows, SQL statements, times, floor.
+
+    A listing and its floor are timed in turn, so that their ratio sees
+    the same moments of the machine.
+    """
     results = {}
-    floors = {}
     queries = floor_queries(host)
     client = clients.Client(port)
     try:
@@ -196,18 +204,15 @@ def measure(port, engine, host, iterations, budget, listings=None):
             path = path % {'host': host}
             statements, body = _get(client, path, version)
             rows = _rows(body)
-            times = latencies.timed(
-                functools.partial(_get, client, path, version),
-                iterations, budget)
-            key = (floor_name, rows)
-            if key not in floors:
+            query = queries[floor_name]
+            if floor_name not in _WHOLE_FLOORS:
                 # The same rows: pages of 2.33+ hold at most max_limit.
-                query = queries[floor_name]
-                if floor_name not in _WHOLE_FLOORS:
-                    query = query.limit(rows)
-                floors[key] = measure_floor(engine, query, iterations,
-                                            budget)
-            results[name] = _figures(times, floors[key], path=path,
+                query = query.limit(rows)
+            with floor_of(engine, query) as floor:
+                times, floor_times = latencies.alternately(
+                    [functools.partial(_get, client, path, version), floor],
+                    iterations, budget)
+            results[name] = _figures(times, floor_times, path=path,
                                      version=version, rows=rows,
                                      bytes=len(body), statements=statements)
     finally:
