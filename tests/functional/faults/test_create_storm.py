@@ -384,15 +384,21 @@ class _CreateStormMixin:
                 'current_database()')).scalar()
 
     def _down_at(self):
-        """{lost host: when it went down}: last heartbeat + down time."""
+        """{lost host: when it went down}: last heartbeat + down time.
+
+        A host whose agent died before its first report counts from its
+        registration, as the db driver has it (on a loaded machine the
+        kill can come first).
+        """
         services = models.Service.__table__
         with self.database.engine.connect() as connection:
             rows = connection.execute(sa.select(
-                services.c.host, services.c.last_seen_up).where(
+                services.c.host, services.c.last_seen_up,
+                services.c.created_at).where(
                     services.c.deleted == 0,
                     services.c.host.in_(self.lost))).all()
-        return {row.host: _epoch(row.last_seen_up) + SERVICE_DOWN_TIME
-                for row in rows}
+        return {row.host: _epoch(row.last_seen_up or row.created_at) +
+                SERVICE_DOWN_TIME for row in rows}
 
     # ------------------------------------------------------------- test
 
