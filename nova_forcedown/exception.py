@@ -321,7 +321,7 @@ class DatabaseURLInvalid(DatabaseConnectionUnusable):
 
 class DatabaseDialectUnknown(DatabaseConnectionUnusable):
     msg_fmt = ('[database] connection: SQLAlchemy knows no database '
-               '%(scheme)s://; write postgresql+psycopg2://, '
+               '%(scheme)s://; write postgresql+psycopg://, '
                'mysql+pymysql:// or sqlite:///')
 
 

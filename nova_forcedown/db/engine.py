@@ -93,11 +93,13 @@ CONNECT_TIMEOUT = 5
 # The extra of the package that installs the driver of a backend
 # (setup.cfg's [extras]).
 DRIVER_EXTRAS = {'postgresql': 'postgresql', 'mysql': 'mysql'}
-# The URL scheme naming the driver each extra installs. A bare
-# ``postgresql://`` or ``mysql://`` means SQLAlchemy's default driver
-# (psycopg 3, mysqlclient), which the extras do not install.
-EXTRA_DRIVERS = {'postgresql': 'postgresql+psycopg2',
-                 'mysql': 'mysql+pymysql'}
+# The URL schemes whose driver each extra installs, the one to write first.
+# A bare ``postgresql://`` is SQLAlchemy's default driver, psycopg 3, which
+# the extra installs; a bare ``mysql://`` is mysqlclient, which it does not.
+# psycopg2 stays for the URLs written before psycopg 3 was ours.
+EXTRA_DRIVERS = {'postgresql': ('postgresql+psycopg', 'postgresql',
+                                'postgresql+psycopg2'),
+                 'mysql': ('mysql+pymysql',)}
 
 # Backends of a database server, whose drivers take ``connect_timeout`` as
 # a URL parameter.
@@ -168,10 +170,10 @@ def _check_driver(connection):
     except ImportError as exc:
         backend = url.get_backend_name()
         module = exc.name or url.drivername
-        scheme = EXTRA_DRIVERS.get(backend)
-        if scheme and url.drivername != scheme:
+        schemes = EXTRA_DRIVERS.get(backend)
+        if schemes and url.drivername not in schemes:
             raise exception.DatabaseDriverNotOurs(
-                scheme=url.drivername, module=module, ours=scheme,
+                scheme=url.drivername, module=module, ours=schemes[0],
                 extra=DRIVER_EXTRAS[backend])
         raise exception.DatabaseDriverMissing(
             module=module, backend=backend,
@@ -480,22 +482,27 @@ def _reads_without_transaction(connection):
     On PostgreSQL at READ COMMITTED (its default) every statement sees
     the rows committed when it starts, inside a transaction or not, and a
     read takes no lock that would outlive its statement. The transaction
-    adds only two round trips: psycopg2's ``BEGIN`` before the first
+    adds only two round trips: the driver's ``BEGIN`` before the first
     statement and the ``ROLLBACK`` at the end. MySQL's REPEATABLE READ
     gives a transaction's statements one snapshot, so it keeps its.
     """
     dialect = connection.dialect
     return (dialect.name == 'postgresql' and
-            dialect.driver == 'psycopg2' and
+            dialect.driver in _AUTOCOMMIT_DRIVERS and
             dialect.default_isolation_level == 'READ COMMITTED')
+
+
+# PostgreSQL's drivers whose connections switch to autocommit and back
+# between transactions, each without a round trip.
+_AUTOCOMMIT_DRIVERS = ('psycopg', 'psycopg2')
 
 
 @contextlib.contextmanager
 def _autocommit_read(connection):
-    """Run a read's statements in psycopg2's autocommit, where it gains.
+    """Run a read's statements in the driver's autocommit, where it gains.
 
     SQLAlchemy's transaction stays open around them, and ends with a
-    rollback that psycopg2 skips (no transaction is in progress). The
+    rollback that psycopg skips (no transaction is in progress). The
     connection goes back to the pool as it came, as SQLAlchemy's own
     ping leaves it.
     """

@@ -17,6 +17,7 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from nova_forcedown.db import bounds
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown import exception
@@ -139,9 +140,11 @@ def flavor_get_all(context, filters=Filters(), sort_key='flavorid',
         criteria.append(_FLAVORS.c.disabled.is_(
             sa.true() if filters.disabled else sa.false()))
     if filters.min_memory_mb is not None:
-        criteria.append(_FLAVORS.c.memory_mb >= filters.min_memory_mb)
+        criteria.append(
+            _FLAVORS.c.memory_mb >= bounds.compared(filters.min_memory_mb))
     if filters.min_root_gb is not None:
-        criteria.append(_FLAVORS.c.root_gb >= filters.min_root_gb)
+        criteria.append(
+            _FLAVORS.c.root_gb >= bounds.compared(filters.min_root_gb))
     if filters.name is not None:
         # REGEXP on SQLite and MySQL, ~ on PostgreSQL, as in Nova.
         criteria.append(_FLAVORS.c.name.regexp_match(filters.name))

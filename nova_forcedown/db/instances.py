@@ -13,6 +13,7 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from nova_forcedown.db import bounds
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
 from nova_forcedown.db import tags as db_tags
@@ -54,7 +55,7 @@ def _regex(pattern, dialect):
 def _criteria(matching, dialect):
     found = []
     for name, value in matching.exact.items():
-        found.append(_INSTANCES.c[name] == value)
+        found.append(_INSTANCES.c[name] == bounds.compared(value))
     for name, value in matching.regex.items():
         found.append(_INSTANCES.c[REGEX_FILTERS[name]].regexp_match(
             _regex(value, dialect)))
@@ -188,7 +189,9 @@ def _refused_regex(exc):
     """
     wrapped = getattr(exc, 'inner_exception', None) or exc
     driver_error = getattr(wrapped, 'orig', wrapped)
-    if getattr(driver_error, 'pgcode', None) == _PG_INVALID_REGEX:
+    # psycopg2 names a SQLSTATE pgcode, psycopg 3 sqlstate.
+    if _PG_INVALID_REGEX in (getattr(driver_error, 'pgcode', None),
+                             getattr(driver_error, 'sqlstate', None)):
         return True
     args = getattr(driver_error, 'args', ())
     return bool(args) and args[0] == _MYSQL_REGEXP_ERROR

@@ -174,7 +174,7 @@ def parse_args(argv):
                         help='comma-separated host counts')
     parser.add_argument('--db-url', help='a database server to create a '
                         'fresh database on (default: a temporary SQLite '
-                        'file), e.g. postgresql+psycopg2://postgres@'
+                        'file), e.g. postgresql+psycopg://postgres@'
                         '127.0.0.1/postgres')
     parser.add_argument('--json', help='write the figures to this file')
     parser.add_argument('--workers', type=int, default=2,

@@ -8,6 +8,7 @@ driver is not installed.
 
 import json
 import os
+import tempfile
 
 import fixtures
 from oslotest import base
@@ -186,13 +187,16 @@ class TestDatabaseAway(StartUpErrorTestCase):
         self._check('mysql+pymysql://root@127.0.0.1:1/nova')
 
     def test_postgresql(self):
+        self._check('postgresql+psycopg://postgres@127.0.0.1:1/nova')
+
+    def test_postgresql_psycopg2(self):
         self._check('postgresql+psycopg2://postgres@127.0.0.1:1/nova')
 
 
 class TestMissingDatabaseDriver(StartUpErrorTestCase):
 
     def _without(self, module):
-        path = os.path.join(self.directory, 'shadow', module)
+        path = os.path.join(tempfile.mkdtemp(dir=self.directory), module)
         os.makedirs(path)
         with open(os.path.join(path, '__init__.py'), 'w') as init:
             init.write(_MISSING_MODULE % (module, module))
@@ -212,8 +216,14 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
             self.assertOneLine(result, advice, module)
 
     def test_postgresql_names_its_extra(self):
-        self._check('postgresql+psycopg2://nova@127.0.0.1/nova', 'psycopg2',
-                    "pip install 'nova-forcedown[postgresql]'")
+        # psycopg 3 is SQLAlchemy's default driver of postgresql://; the
+        # extra also brings psycopg2, for URLs written before.
+        for url, module in (
+                ('postgresql+psycopg://nova@127.0.0.1/nova', 'psycopg'),
+                ('postgresql://nova@127.0.0.1/nova', 'psycopg'),
+                ('postgresql+psycopg2://nova@127.0.0.1/nova', 'psycopg2')):
+            self._check(url, module,
+                        "pip install 'nova-forcedown[postgresql]'")
 
     def test_mysql_names_its_extra(self):
         self._check('mysql+pymysql://nova@127.0.0.1/nova', 'pymysql',
@@ -234,14 +244,14 @@ class TestMissingDatabaseDriver(StartUpErrorTestCase):
         for details in failed:
             self.assertIn("pip install 'nova-forcedown[mysql]'", details)
 
-    def test_a_bare_scheme_is_told_to_name_the_driver(self):
-        # SQLAlchemy's default drivers (psycopg 3, mysqlclient) are not the
-        # ones the extras install: installing the extra would not help.
+    def test_a_driver_not_of_an_extra_is_told_to_name_ours(self):
+        # Installing the extra would not help: it does not bring these
+        # (mysqlclient is SQLAlchemy's default driver of mysql://).
         for url, module, ours in (
-                ('postgresql://nova@127.0.0.1/nova', 'psycopg',
-                 'postgresql+psycopg2://'),
                 ('mysql://nova@127.0.0.1/nova', 'MySQLdb',
-                 'mysql+pymysql://')):
+                 'mysql+pymysql://'),
+                ('postgresql+pg8000://nova@127.0.0.1/nova', 'pg8000',
+                 'postgresql+psycopg://')):
             self._check(url, module, ours)
 
 
