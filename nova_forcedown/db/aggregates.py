@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
+from nova_forcedown.db import value_lists
 from nova_forcedown.db import zones
 from nova_forcedown import exception
 
@@ -139,8 +140,7 @@ def _zone_memberships_query(by_hosts, by_zone):
     query = zones.memberships(hosts_named=by_hosts).order_by(
         _HOSTS.c.aggregate_id, _HOSTS.c.host)
     if by_hosts:
-        query = query.where(zones.HOST.in_(
-            sa.bindparam('hosts', expanding=True)))
+        query = query.where(value_lists.in_values(zones.HOST, 'hosts'))
     if by_zone:
         in_zone = zones.zoned_hosts(zones.ZONE == sa.bindparam('zone'))
         query = query.where(zones.HOST.in_(in_zone))

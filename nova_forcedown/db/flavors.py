@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from nova_forcedown.db import bounds
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
+from nova_forcedown.db import value_lists
 from nova_forcedown import exception
 
 _FLAVORS = models.Flavor.__table__
@@ -70,7 +71,7 @@ def _is_public_criteria(context, is_public):
 # running it, on every flavor shown.
 _SPECS_OF_FLAVORS = (
     sa.select(_SPECS.c.flavor_id, _SPECS.c.key, _SPECS.c.value)
-    .where(_SPECS.c.flavor_id.in_(sa.bindparam('ids', expanding=True)))
+    .where(value_lists.in_values(_SPECS.c.flavor_id, 'ids'))
     .order_by(_SPECS.c.key))
 
 

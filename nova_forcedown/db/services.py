@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
+from nova_forcedown.db import value_lists
 from nova_forcedown.db import zones
 from nova_forcedown import exception
 
@@ -122,8 +123,7 @@ def _services_query(by_host, by_hosts, by_binary, exclude_binaries):
     if by_host:
         query = query.where(_SERVICES.c.host == sa.bindparam('host'))
     if by_hosts:
-        query = query.where(_SERVICES.c.host.in_(
-            sa.bindparam('hosts', expanding=True)))
+        query = query.where(value_lists.in_values(_SERVICES.c.host, 'hosts'))
     query = _of_binaries(query, by_binary, exclude_binaries)
     return query.order_by(_SERVICES.c.id)
 

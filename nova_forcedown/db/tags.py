@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from nova_forcedown.db import engine
 from nova_forcedown.db import models
+from nova_forcedown.db import value_lists
 
 _TAGS = models.Tag.__table__
 
@@ -33,8 +34,7 @@ def delete(context, uuids):
 
 # Built once: every server shown at 2.26 or later reads its tags.
 _TAGS_OF = (sa.select(_TAGS.c.resource_id, _TAGS.c.tag)
-            .where(_TAGS.c.resource_id.in_(
-                sa.bindparam('uuids', expanding=True)))
+            .where(value_lists.in_values(_TAGS.c.resource_id, 'uuids'))
             .order_by(_TAGS.c.resource_id, _TAGS.c.tag))
 
 
