@@ -346,11 +346,11 @@ def service_lock_compute(context, uuid=None, host=None, service_id=None):
 
 @functools.lru_cache(maxsize=None)
 def _compute_query(by_uuid, by_id, locked):
-    """The live compute service ``:uuid`` or on ``:host`` (and ``:id``).
+    """The live compute service ``:uuid`` or on ``:host``.
 
-    Built once per variant: each force-down reads its service so, and
-    building the statement cost SQLAlchemy about 100 microseconds, more
-    than SQLite's running it.
+    ``by_id``: and whose id is ``:service_id``. Built once per variant:
+    each force-down reads its service so, and building the statement cost
+    SQLAlchemy about 100 microseconds, more than SQLite's running it.
     """
     criteria = [_SERVICES.c.deleted == 0,
                 _SERVICES.c.binary == COMPUTE_BINARY,

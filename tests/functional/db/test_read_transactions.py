@@ -1,10 +1,10 @@
 """Reads and writes on one pool of connections, on every backend.
 
 On PostgreSQL a read runs its statements without a transaction (at READ
-COMMITTED one would add only BEGIN and ROLLBACK round trips), with psycopg
-3 and with psycopg2, and on a
-SQLite file without its BEGIN; a write on the connection a read used
-before it is still one transaction, all or nothing. MariaDB reads keep
+COMMITTED one would add only BEGIN and ROLLBACK round trips), through
+psycopg 3 and through psycopg2, and on a SQLite file without its BEGIN; a
+write on the connection a read used before it is still one transaction,
+all or nothing. MariaDB reads keep
 their transaction, and with it one snapshot for all their statements.
 """
 
