@@ -9,7 +9,10 @@ which PostgreSQL compares with an INTEGER column through its index.
 
 import sqlalchemy as sa
 
-_INTEGER_RANGE = range(-2 ** 31, 2 ** 31)
+from nova_forcedown.db import models
+
+# What an INTEGER column holds on every supported database.
+_INTEGER_RANGE = range(-models.MAX_INTEGER_ID - 1, models.MAX_INTEGER_ID + 1)
 
 
 def compared(value):
